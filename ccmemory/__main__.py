@@ -1,0 +1,3 @@
+from ccmemory.cli import main
+
+raise SystemExit(main())
