@@ -100,9 +100,7 @@ def render(memory: Memory) -> str:
     import frontmatter
 
     post = frontmatter.Post(memory.body.strip("\n"), **memory.to_frontmatter())
-    text = frontmatter.dumps(
-        post, Dumper=_Dumper, sort_keys=False, default_flow_style=None, width=100
-    )
+    text = frontmatter.dumps(post, Dumper=_Dumper, sort_keys=False, default_flow_style=None, width=100)
     return text.rstrip("\n") + "\n"
 
 
@@ -124,7 +122,7 @@ def slugify(title: str, max_len: int = SLUG_MAX) -> str:
     text = unicodedata.normalize("NFC", text)
     if not text:
         text = "memory"
-    if text in _WINDOWS_RESERVED or text.split("-")[0] in _WINDOWS_RESERVED and len(text) <= 4:
+    if text in _WINDOWS_RESERVED or (text.split("-")[0] in _WINDOWS_RESERVED and len(text) <= 4):
         text = f"{text}-memory"
     return text
 
