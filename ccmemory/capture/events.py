@@ -1,0 +1,38 @@
+"""Tool events: the compact, redaction-ready summary of one tool call. Stdlib only (fast path)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+FILE_READ_TOOLS = frozenset({"Read", "NotebookRead"})
+FILE_WRITE_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
+
+
+def tool_event(
+    tool_id: str | None, name: str, tool_input: Any, response: Any = None
+) -> dict[str, Any]:
+    """A compact tool event from a tool_use (+ optional structured result)."""
+    inp = tool_input if isinstance(tool_input, dict) else {}
+    ev: dict[str, Any] = {"k": "tool", "name": name}
+    if tool_id:
+        ev["id"] = tool_id
+    path = inp.get("file_path") or inp.get("notebook_path") or inp.get("path")
+    if isinstance(path, str) and name in FILE_READ_TOOLS | FILE_WRITE_TOOLS:
+        ev["file"] = path
+        ev["write"] = name in FILE_WRITE_TOOLS
+    if name == "Bash" and isinstance(inp.get("command"), str):
+        ev["cmd"] = inp["command"][:500]
+    if isinstance(response, dict):
+        code = response.get("exitCode", response.get("exit_code"))
+        if isinstance(code, int):
+            ev["exit"] = code
+        if name == "Bash" and "exit" not in ev and response.get("interrupted") is False:
+            ev["exit"] = 0
+        fp = response.get("filePath")
+        if "file" not in ev and isinstance(fp, str) and name in FILE_WRITE_TOOLS:
+            ev["file"], ev["write"] = fp, True
+    elif isinstance(response, str) and response.startswith("Error"):
+        ev["error"] = response[:500]
+    if name.startswith("mcp__"):
+        ev["mcp"] = True
+    return ev

@@ -1,0 +1,143 @@
+"""Durable extraction jobs: one JSON file each under `.ccmemory/local/jobs/`.
+
+  pending/<session>-<spool offset>.json   waiting (or being worked on)
+  done/...                                finished (kept as the idempotency record)
+  dead/...                                failed `max_attempts` times; `reason` says why
+
+A job names a session and the spool offset its segment ends at, so the same segment is never
+queued twice (Stop and the next UserPromptSubmit often point at the same offset). Stdlib only:
+hooks enqueue jobs and start the worker.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from ccmemory.capture.paths import LocalPaths, safe_name
+
+
+def job_name(session: str, spool_to: int) -> str:
+    return f"{safe_name(session)}-{spool_to:012d}.json"
+
+
+def write_json(path: Path, data: dict[str, Any], *, overwrite: bool) -> bool:
+    """Atomic JSON write (temp file, fsync, rename/link). False when it exists and not overwrite."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".job.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(json.dumps(data, ensure_ascii=False).encode("utf-8"))
+            fh.flush()
+            os.fsync(fh.fileno())
+        if overwrite:
+            os.replace(tmp, path)
+        else:
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                return False
+        return True
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def enqueue(
+    paths: LocalPaths,
+    *,
+    session: str,
+    spool_to: int,
+    trigger: str,
+    transcript_path: str | None,
+    cwd: str | None,
+) -> Path | None:
+    """Queue the segment of `session` ending at `spool_to`. None when already queued or done."""
+    name = job_name(session, spool_to)
+    for folder in (paths.pending, paths.done, paths.dead):
+        if (folder / name).exists():
+            return None
+    job = {
+        "session": session,
+        "spool_to": spool_to,
+        "trigger": trigger,
+        "transcript_path": transcript_path,
+        "cwd": cwd,
+        "created": time.time(),
+        "attempts": 0,
+    }
+    path = paths.pending / name
+    return path if write_json(path, job, overwrite=False) else None
+
+
+def pending(paths: LocalPaths) -> list[Path]:
+    try:
+        names = [p for p in paths.pending.iterdir() if p.suffix == ".json"]
+    except FileNotFoundError:
+        return []
+    return sorted(names, key=lambda p: p.name)  # per session in spool order
+
+
+def load(path: Path) -> dict[str, Any]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(data, dict):
+        raise ValueError("job file is not a JSON object")
+    return data
+
+
+def finish(paths: LocalPaths, path: Path, job: dict[str, Any]) -> None:
+    job["finished"] = time.time()
+    write_json(paths.done / path.name, job, overwrite=True)
+    path.unlink(missing_ok=True)
+
+
+def dead_letter(paths: LocalPaths, path: Path, job: dict[str, Any] | None, reason: str) -> None:
+    data = dict(job or {})
+    data["reason"] = reason[:2000]
+    data["dead_at"] = time.time()
+    write_json(paths.dead / path.name, data, overwrite=True)
+    path.unlink(missing_ok=True)
+
+
+def worker_running(paths: LocalPaths) -> bool:
+    """True when some process holds the worker lock."""
+    import fcntl
+
+    try:
+        fd = os.open(paths.lock, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
+
+
+def spawn_worker(paths: LocalPaths) -> bool:
+    """Start the detached worker unless one holds the lock. A lost race is harmless: the second
+    worker fails to take the lock and exits at once."""
+    if os.environ.get("CCMEMORY_NO_WORKER") == "1" or worker_running(paths):
+        return False
+    import subprocess
+
+    paths.logs.mkdir(parents=True, exist_ok=True)
+    subprocess.Popen(
+        [sys.executable, "-m", "ccmemory.capture.worker", str(paths.root)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=str(paths.root),
+        start_new_session=True,
+        close_fds=True,
+    )
+    return True

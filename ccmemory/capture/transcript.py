@@ -1,0 +1,294 @@
+"""Claude Code session transcripts (JSONL) -> a flat list of capture events.
+
+Handles every record kind described in fixtures/transcripts/SCHEMA.md: assistant replies split over
+records sharing `message.id`, tool_use/tool_result pairs with `toolUseResult`, `isMeta` records
+(slash-command expansions, Stop-hook feedback), slash-command wrappers, compact boundaries and
+summaries, rewinds (live branch = chain to the newest leaf), sidechains and sub-agent files.
+Unknown record types are ignored. Reads are incremental from a byte offset and a torn last line is
+left for the next read.
+
+Events are plain dicts, the same shape the hooks write to the spool:
+  {"k": "prompt", "text"}                       a human turn
+  {"k": "command", "name", "args"}              a slash command typed by the human
+  {"k": "tool", "id", "name", "file", "cmd", "exit", "error"}
+  {"k": "assistant", "text"}                    one assistant API message (all its text blocks)
+  {"k": "compact", "trigger", "summary"}
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ccmemory.capture.events import FILE_WRITE_TOOLS, tool_event
+
+_COMMAND_NAME = re.compile(r"<command-name>\s*(.*?)\s*</command-name>", re.DOTALL)
+_COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
+_SYSTEM_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
+_LOCAL_WRAPPERS = ("<local-command-stdout>", "<local-command-stderr>", "<local-command-caveat>")
+_INTERRUPT = "[Request interrupted by user"
+_EXIT_CODE = re.compile(r"(?:Exit code|exit code|exited with code)\s*:?\s*(-?\d+)")
+
+
+
+@dataclass
+class ReadResult:
+    records: list[dict[str, Any]]
+    offset: int  # byte offset just after the last complete line consumed
+    bad_lines: int = 0
+
+
+def read_records(
+    path: Path, offset: int = 0, limit_bytes: int | None = None, *, complete: bool = False
+) -> ReadResult:
+    """Records from `offset` on. Only complete lines are consumed: a line still being written
+    (no trailing newline yet) is left for the next call. Unparseable complete lines are skipped.
+    `complete=True` (a finished file, e.g. on import) also takes an unterminated last line when it
+    parses."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(offset)
+            data = fh.read() if limit_bytes is None else fh.read(limit_bytes)
+    except (FileNotFoundError, IsADirectoryError, PermissionError):
+        return ReadResult([], offset)
+    raw_len = len(data)
+    if complete and data and not data.endswith(b"\n"):
+        try:
+            json.loads(data[data.rfind(b"\n") + 1 :])
+            data += b"\n"
+        except ValueError:
+            pass
+    cut = data.rfind(b"\n")
+    if cut < 0:
+        return ReadResult([], offset)
+    records: list[dict[str, Any]] = []
+    bad = 0
+    for raw in data[: cut + 1].split(b"\n"):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw)
+        except ValueError:
+            bad += 1
+            continue
+        if isinstance(obj, dict):
+            records.append(obj)
+        else:
+            bad += 1
+    return ReadResult(records, min(offset + cut + 1, offset + raw_len), bad)
+
+
+def live_branch(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Drop abandoned branches after a rewind: keep the chain that ends at the newest leaf.
+
+    Only applied when the file actually forks (a uuid with two main-line children); otherwise file
+    order is kept (records without parentUuid, partial incremental reads, sidechains)."""
+    main = [r for r in records if r.get("uuid") and not r.get("isSidechain")]
+    children: dict[str, int] = {}
+    for r in main:
+        parent = r.get("parentUuid")
+        if isinstance(parent, str):
+            children[parent] = children.get(parent, 0) + 1
+    if not any(n > 1 for n in children.values()):
+        return records
+    by_uuid = {r["uuid"]: r for r in main}
+    keep: set[str] = set()
+    node: dict[str, Any] | None = main[-1]
+    while node is not None and node["uuid"] not in keep:
+        keep.add(node["uuid"])
+        parent = node.get("parentUuid") or node.get("logicalParentUuid")
+        node = by_uuid.get(parent) if isinstance(parent, str) else None
+    return [r for r in records if not r.get("uuid") or r.get("isSidechain") or r["uuid"] in keep]
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "text":
+                parts.append(str(block.get("text", "")))
+            elif isinstance(block, str):
+                parts.append(block)
+        return "\n".join(parts)
+    return ""
+
+
+def strip_reminders(text: str) -> str:
+    return _SYSTEM_REMINDER.sub("", text).strip()
+
+
+def _human_text(rec: dict[str, Any]) -> tuple[str, str] | None:
+    """('prompt'|'command', text) for a human-typed user record, None otherwise."""
+    if rec.get("isMeta") or rec.get("isCompactSummary") or rec.get("isVisibleInTranscriptOnly"):
+        return None
+    content = (rec.get("message") or {}).get("content")
+    if isinstance(content, list) and any(
+        isinstance(b, dict) and b.get("type") == "tool_result" for b in content
+    ):
+        return None
+    text = _text_of(content).strip()
+    if not text or text.startswith(_INTERRUPT):
+        return None
+    if "<command-name>" in text:
+        return ("command", text)
+    if text.startswith(_LOCAL_WRAPPERS) or text.startswith("<bash-stdout>"):
+        return None
+    return ("prompt", text)
+
+
+def parse_command(text: str) -> tuple[str, str]:
+    """(name, args) from a slash-command wrapper."""
+    name_m = _COMMAND_NAME.search(text)
+    args_m = _COMMAND_ARGS.search(text)
+    return (name_m.group(1).strip() if name_m else "", args_m.group(1).strip() if args_m else "")
+
+
+def _apply_result(ev: dict[str, Any], block: dict[str, Any], structured: Any) -> None:
+    text = strip_reminders(_text_of(block.get("content")))
+    is_error = bool(block.get("is_error")) or (
+        isinstance(structured, str) and structured.startswith("Error")
+    )
+    if ev.get("name") == "Bash":
+        m = _EXIT_CODE.search(text[:200])
+        if m:
+            ev["exit"] = int(m.group(1))
+        elif isinstance(structured, dict):
+            code = structured.get("exitCode")
+            ev["exit"] = code if isinstance(code, int) else (1 if is_error else 0)
+        else:
+            ev["exit"] = 1 if is_error else 0
+    if is_error:
+        ev["error"] = text[:500]
+    if isinstance(structured, dict) and ev.get("name") in FILE_WRITE_TOOLS and "file" not in ev:
+        fp = structured.get("filePath")
+        if isinstance(fp, str):
+            ev["file"], ev["write"] = fp, True
+
+
+@dataclass
+class Conversation:
+    """Events of one transcript plus bookkeeping useful to callers."""
+
+    events: list[dict[str, Any]] = field(default_factory=list)
+    session: str | None = None
+    cwd: str | None = None
+    branch: str | None = None
+    sidechain_events: list[dict[str, Any]] = field(default_factory=list)
+    record_uuids: list[str | None] = field(default_factory=list)  # uuid per event (segment keys)
+
+
+def to_events(records: Iterable[dict[str, Any]], *, include_sidechains: bool = False) -> Conversation:
+    """Flatten records (in order) into events. Sidechain records go to `sidechain_events`."""
+    conv = Conversation()
+    records = list(records)
+    records = live_branch(records)
+    pending: dict[str, dict[str, Any]] = {}
+    assistant_events: dict[str, dict[str, Any]] = {}
+    seen_blocks: set[tuple[str, int, str]] = set()
+    seen_tools: set[str] = set()
+    for rec in records:
+        rtype = rec.get("type")
+        if rtype not in ("user", "assistant", "system"):
+            continue  # summary, queue-operation, file-history-snapshot, unknown: ignored
+        side = bool(rec.get("isSidechain"))
+        target = conv.sidechain_events if side else conv.events
+
+        def emit(ev: dict[str, Any], rec: dict[str, Any] = rec, target: list = target) -> None:
+            target.append(ev)
+            if target is conv.events:
+                conv.record_uuids.append(rec.get("uuid"))
+
+        if not side:
+            conv.session = conv.session or rec.get("sessionId")
+            conv.cwd = conv.cwd or rec.get("cwd")
+            if rec.get("gitBranch"):
+                conv.branch = rec.get("gitBranch")
+        if rtype == "system":
+            if rec.get("subtype") == "compact_boundary":
+                meta = rec.get("compactMetadata") or {}
+                emit({"k": "compact", "trigger": meta.get("trigger"), "summary": ""})
+            continue
+        message = rec.get("message") or {}
+        if rtype == "user":
+            if rec.get("isCompactSummary"):
+                text = _text_of(message.get("content"))
+                emit({"k": "compact", "trigger": None, "summary": text[:4000]})
+                continue
+            human = _human_text(rec)
+            if human is not None:
+                kind, text = human
+                if kind == "command":
+                    name, args = parse_command(text)
+                    emit({"k": "command", "name": name, "args": args})
+                else:
+                    emit({"k": "prompt", "text": strip_reminders(text)})
+                continue
+            content = message.get("content")
+            if isinstance(content, list):
+                for block in content:
+                    if isinstance(block, dict) and block.get("type") == "tool_result":
+                        ev = pending.pop(str(block.get("tool_use_id")), None)
+                        if ev is not None:
+                            _apply_result(ev, block, rec.get("toolUseResult"))
+            continue
+        # assistant
+        if rec.get("isApiErrorMessage"):
+            continue
+        msg_id = str(message.get("id") or rec.get("uuid") or id(rec))
+        content = message.get("content")
+        if not isinstance(content, list):
+            content = [{"type": "text", "text": content}] if isinstance(content, str) else []
+        for index, block in enumerate(content):
+            if not isinstance(block, dict):
+                continue
+            btype = block.get("type")
+            if btype == "text":
+                text = str(block.get("text") or "").strip()
+                key = (msg_id, index, text[:200])
+                if not text or key in seen_blocks:
+                    continue
+                seen_blocks.add(key)
+                existing = assistant_events.get(msg_id)
+                if existing is None or (existing not in target):
+                    existing = {"k": "assistant", "text": text}
+                    assistant_events[msg_id] = existing
+                    emit(existing)
+                elif text not in existing["text"]:
+                    existing["text"] += "\n" + text
+            elif btype == "tool_use":
+                tid = str(block.get("id") or "")
+                if tid and tid in seen_tools:
+                    continue
+                seen_tools.add(tid)
+                ev = tool_event(tid or None, str(block.get("name") or "?"), block.get("input"))
+                emit(ev)
+                if tid:
+                    pending[tid] = ev
+            # thinking, images and unknown blocks are not captured
+    if include_sidechains:
+        conv.events.extend(conv.sidechain_events)
+    return conv
+
+
+def read_events(
+    path: Path, offset: int = 0, *, complete: bool = False
+) -> tuple[Conversation, int]:
+    res = read_records(path, offset, complete=complete)
+    return to_events(res.records), res.offset
+
+
+def subagent_files(session_file: Path) -> Iterator[Path]:
+    """Sub-agent transcripts that belong to a session: v2.1 `<session>/subagents/agent-*.jsonl`."""
+    folder = session_file.with_suffix("") / "subagents"
+    if folder.is_dir():
+        yield from sorted(folder.glob("agent-*.jsonl"))
+
+
+def is_subagent_file(path: Path) -> bool:
+    return path.name.startswith("agent-")
