@@ -1,0 +1,245 @@
+"""`ccmemory hook <event>`: the Claude Code hook handlers (see HOOKS_CONTRACT.md).
+
+Contract kept here:
+- stdin is the hook's JSON; garbage, empty input, a missing transcript, a full disk or any
+  exception is logged to `.ccmemory/local/logs/hooks.log` and the hook exits 0. Nothing blocks.
+- Exit code is always 0. Only SessionStart prints (structured JSON with
+  `hookSpecificOutput.additionalContext`); every other event prints nothing.
+- `CCMEMORY_DISABLE=1` makes every hook a no-op. No `.ccmemory/` in the project: no-op.
+- PostToolUse / UserPromptSubmit: append one redacted line to the session spool and return.
+  Imports on that path: json, os, sys, time, re (redaction) and ccmemory.capture.{paths, spool,
+  events, jobs}: nothing heavy (no click, yaml, frontmatter, anthropic, numpy).
+- UserPromptSubmit (previous segment), PreCompact, Stop, SessionEnd queue a durable extraction job
+  and start the detached worker if it is not running; SessionEnd only does that and exits, well
+  inside its ~1.5 s budget.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "PreCompact", "Stop", "SessionEnd")
+MAX_STDIN = 8 * 1024 * 1024
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def _log(root: Path | None, event: str, message: str) -> None:
+    """One redacted line in hooks.log. Never raises (the disk may be full)."""
+    if root is None:
+        return
+    try:
+        from ccmemory.redact import redact
+
+        logs = root / ".ccmemory" / "local" / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        line = f"{_now()} {os.getpid()} {event}: {redact(message)}".replace("\n", " | ")
+        with open(logs / "hooks.log", "a", encoding="utf-8") as fh:
+            fh.write(line[:4000] + "\n")
+    except Exception:
+        pass
+
+
+def _read_payload() -> tuple[dict[str, Any] | None, str]:
+    try:
+        raw = sys.stdin.buffer.read(MAX_STDIN)
+    except Exception as exc:
+        return None, f"cannot read stdin: {type(exc).__name__}"
+    if not raw.strip():
+        return None, "empty stdin"
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        return None, f"stdin is not JSON ({exc.__class__.__name__}, {len(raw)} bytes)"
+    if not isinstance(data, dict):
+        return None, f"stdin JSON is a {type(data).__name__}, not an object"
+    return data, ""
+
+
+def _root_for(payload: dict[str, Any] | None) -> Path | None:
+    from ccmemory.capture.paths import find_root
+
+    for candidate in (
+        (payload or {}).get("cwd"),
+        os.environ.get("CLAUDE_PROJECT_DIR"),
+        os.getcwd(),
+    ):
+        if isinstance(candidate, str) and candidate:
+            try:
+                root = find_root(candidate)
+            except OSError:
+                root = None
+            if root is not None:
+                return root
+    return None
+
+
+def main(argv: list[str]) -> int:
+    """Entry point: argv = [event] (the words after `ccmemory hook`). Always returns 0."""
+    if os.environ.get("CCMEMORY_DISABLE") == "1":
+        return 0
+    event = argv[0] if argv else ""
+    root: Path | None = None
+    try:
+        payload, problem = _read_payload()
+        root = _root_for(payload)
+        if root is None:
+            return 0  # not a ccmemory project: do nothing
+        if payload is None:
+            _log(root, event or "?", problem)
+            return 0
+        if event not in EVENTS:
+            event = str(payload.get("hook_event_name") or event)
+        handler = _HANDLERS.get(event)
+        if handler is None:
+            _log(root, event or "?", "unknown hook event, ignored")
+            return 0
+        handler(root, payload)
+    except BaseException as exc:  # a hook must never break the session
+        if isinstance(exc, KeyboardInterrupt | SystemExit):
+            return 0
+        import traceback
+
+        _log(root, event or "?", f"{type(exc).__name__}: {exc} :: {traceback.format_exc(limit=3)}")
+    return 0
+
+
+# --- handlers --------------------------------------------------------------------------------
+
+
+def _session(payload: dict[str, Any]) -> str:
+    sid = payload.get("session_id")
+    return sid if isinstance(sid, str) and sid else "unknown-session"
+
+
+def _spool_path(root: Path, payload: dict[str, Any]) -> Path:
+    from ccmemory.capture.paths import LocalPaths
+
+    return LocalPaths(root).spool(_session(payload))
+
+
+def post_tool_use(root: Path, payload: dict[str, Any]) -> None:
+    from ccmemory.capture import spool
+    from ccmemory.capture.events import tool_event
+    from ccmemory.redact import redact
+
+    name = str(payload.get("tool_name") or "?")
+    ev = tool_event(payload.get("tool_use_id"), name, payload.get("tool_input"),
+                    payload.get("tool_response"))
+    for key in ("file", "cmd", "error"):
+        if isinstance(ev.get(key), str):
+            ev[key] = redact(ev[key])
+    ev["ts"] = _now()
+    spool.append(_spool_path(root, payload), ev)
+
+
+def user_prompt_submit(root: Path, payload: dict[str, Any]) -> None:
+    from ccmemory.capture import jobs, spool
+    from ccmemory.capture.paths import LocalPaths
+    from ccmemory.redact import redact
+
+    paths = LocalPaths(root)
+    session = _session(payload)
+    path = paths.spool(session)
+    before = spool.size(path)
+    queued = None
+    if before > 0:  # the previous segment ends where this prompt starts
+        queued = jobs.enqueue(paths, session=session, spool_to=before, trigger="UserPromptSubmit",
+                              transcript_path=payload.get("transcript_path"),
+                              cwd=payload.get("cwd"))
+    prompt = payload.get("prompt")
+    text = redact(prompt) if isinstance(prompt, str) else ""
+    if text.strip():
+        spool.append(path, {"k": "prompt", "text": text, "ts": _now()})
+    if queued is not None:
+        jobs.spawn_worker(paths)
+
+
+def _queue_segment(root: Path, payload: dict[str, Any], trigger: str) -> None:
+    from ccmemory.capture import jobs, spool
+    from ccmemory.capture.paths import LocalPaths
+
+    paths = LocalPaths(root)
+    session = _session(payload)
+    end = spool.size(paths.spool(session))
+    tpath = payload.get("transcript_path")
+    if end == 0 and not (isinstance(tpath, str) and tpath):
+        return
+    jobs.enqueue(paths, session=session, spool_to=end, trigger=trigger,
+                 transcript_path=tpath if isinstance(tpath, str) else None,
+                 cwd=payload.get("cwd"))
+    if jobs.pending(paths):
+        jobs.spawn_worker(paths)
+
+
+def stop(root: Path, payload: dict[str, Any]) -> None:
+    # never blocks, so `stop_hook_active` loops cannot happen; nothing is printed
+    _queue_segment(root, payload, "Stop")
+
+
+def pre_compact(root: Path, payload: dict[str, Any]) -> None:
+    _queue_segment(root, payload, f"PreCompact:{payload.get('trigger') or 'auto'}")
+
+
+def session_end(root: Path, payload: dict[str, Any]) -> None:
+    _queue_segment(root, payload, f"SessionEnd:{payload.get('reason') or 'other'}")
+
+
+def session_start(root: Path, payload: dict[str, Any]) -> None:
+    from ccmemory.capture import jobs
+    from ccmemory.capture import settings as settings_mod
+    from ccmemory.capture.paths import LocalPaths
+
+    paths = LocalPaths(root)
+    if jobs.pending(paths):  # jobs left by a crashed or killed session
+        jobs.spawn_worker(paths)
+    settings = settings_mod.load(root)
+    if not settings.context_enabled or settings.context_budget_tokens <= 0:
+        return
+    from ccmemory.capture.store import Store
+    from ccmemory.redact import redact
+    from ccmemory.vault import Vault
+
+    store = Store(Vault(root))
+    try:
+        text, ids = store.context(settings.context_budget_tokens)
+    finally:
+        store.close()
+    text = redact(text or "").strip()
+    if not text:
+        return
+    max_chars = settings.context_budget_tokens * 4
+    if len(text) > max_chars:
+        text = text[: text.rfind("\n", 0, max_chars)] if "\n" in text[:max_chars] else ""
+    out = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
+    sys.stdout.write(json.dumps(out) + "\n")
+    sys.stdout.flush()
+    from ccmemory.capture import spool
+
+    spool.append(
+        paths.surfaced,
+        {"ts": _now(), "session": _session(payload), "source": payload.get("source"),
+         "ids": ids, "chars": len(text)},
+        fsync=False,
+    )
+
+
+_HANDLERS = {
+    "SessionStart": session_start,
+    "UserPromptSubmit": user_prompt_submit,
+    "PostToolUse": post_tool_use,
+    "PreCompact": pre_compact,
+    "Stop": stop,
+    "SessionEnd": session_end,
+}
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
