@@ -20,8 +20,10 @@ import json
 import os
 import sys
 import time
-from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # `typing` and `pathlib` cost milliseconds: only for the type checker
+if TYPE_CHECKING:
+    from typing import Any
 
 EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "PreCompact", "Stop", "SessionEnd")
 MAX_STDIN = 8 * 1024 * 1024
@@ -31,17 +33,17 @@ def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
-def _log(root: Path | None, event: str, message: str) -> None:
+def _log(root: str | None, event: str, message: str) -> None:
     """One redacted line in hooks.log. Never raises (the disk may be full)."""
     if root is None:
         return
     try:
         from ccmemory.redact import redact
 
-        logs = root / ".ccmemory" / "local" / "logs"
-        logs.mkdir(parents=True, exist_ok=True)
+        logs = os.path.join(root, ".ccmemory", "local", "logs")
+        os.makedirs(logs, exist_ok=True)
         line = f"{_now()} {os.getpid()} {event}: {redact(message)}".replace("\n", " | ")
-        with open(logs / "hooks.log", "a", encoding="utf-8") as fh:
+        with open(os.path.join(logs, "hooks.log"), "a", encoding="utf-8") as fh:
             fh.write(line[:4000] + "\n")
     except Exception:
         pass
@@ -63,8 +65,8 @@ def _read_payload() -> tuple[dict[str, Any] | None, str]:
     return data, ""
 
 
-def _root_for(payload: dict[str, Any] | None) -> Path | None:
-    from ccmemory.capture.paths import find_root
+def _root_for(payload: dict[str, Any] | None) -> str | None:
+    from ccmemory.capture.paths import find_root_str
 
     for candidate in (
         (payload or {}).get("cwd"),
@@ -73,7 +75,7 @@ def _root_for(payload: dict[str, Any] | None) -> Path | None:
     ):
         if isinstance(candidate, str) and candidate:
             try:
-                root = find_root(candidate)
+                root = find_root_str(candidate)
             except OSError:
                 root = None
             if root is not None:
@@ -86,7 +88,7 @@ def main(argv: list[str]) -> int:
     if os.environ.get("CCMEMORY_DISABLE") == "1":
         return 0
     event = argv[0] if argv else ""
-    root: Path | None = None
+    root: str | None = None
     try:
         payload, problem = _read_payload()
         root = _root_for(payload)
@@ -119,13 +121,15 @@ def _session(payload: dict[str, Any]) -> str:
     return sid if isinstance(sid, str) and sid else "unknown-session"
 
 
-def _spool_path(root: Path, payload: dict[str, Any]) -> Path:
+def _local(root: str) -> Any:
+    from pathlib import Path
+
     from ccmemory.capture.paths import LocalPaths
 
-    return LocalPaths(root).spool(_session(payload))
+    return LocalPaths(Path(root))
 
 
-def post_tool_use(root: Path, payload: dict[str, Any]) -> None:
+def post_tool_use(root: str, payload: dict[str, Any]) -> None:
     from ccmemory.capture import spool
     from ccmemory.capture.events import tool_event
     from ccmemory.redact import redact
@@ -137,15 +141,16 @@ def post_tool_use(root: Path, payload: dict[str, Any]) -> None:
         if isinstance(ev.get(key), str):
             ev[key] = redact(ev[key])
     ev["ts"] = _now()
-    spool.append(_spool_path(root, payload), ev)
+    from ccmemory.capture.paths import spool_path_str
+
+    spool.append(spool_path_str(root, _session(payload)), ev)
 
 
-def user_prompt_submit(root: Path, payload: dict[str, Any]) -> None:
+def user_prompt_submit(root: str, payload: dict[str, Any]) -> None:
     from ccmemory.capture import jobs, spool
-    from ccmemory.capture.paths import LocalPaths
     from ccmemory.redact import redact
 
-    paths = LocalPaths(root)
+    paths = _local(root)
     session = _session(payload)
     path = paths.spool(session)
     before = spool.size(path)
@@ -162,11 +167,10 @@ def user_prompt_submit(root: Path, payload: dict[str, Any]) -> None:
         jobs.spawn_worker(paths)
 
 
-def _queue_segment(root: Path, payload: dict[str, Any], trigger: str) -> None:
+def _queue_segment(root: str, payload: dict[str, Any], trigger: str) -> None:
     from ccmemory.capture import jobs, spool
-    from ccmemory.capture.paths import LocalPaths
 
-    paths = LocalPaths(root)
+    paths = _local(root)
     session = _session(payload)
     end = spool.size(paths.spool(session))
     tpath = payload.get("transcript_path")
@@ -179,35 +183,34 @@ def _queue_segment(root: Path, payload: dict[str, Any], trigger: str) -> None:
         jobs.spawn_worker(paths)
 
 
-def stop(root: Path, payload: dict[str, Any]) -> None:
+def stop(root: str, payload: dict[str, Any]) -> None:
     # never blocks, so `stop_hook_active` loops cannot happen; nothing is printed
     _queue_segment(root, payload, "Stop")
 
 
-def pre_compact(root: Path, payload: dict[str, Any]) -> None:
+def pre_compact(root: str, payload: dict[str, Any]) -> None:
     _queue_segment(root, payload, f"PreCompact:{payload.get('trigger') or 'auto'}")
 
 
-def session_end(root: Path, payload: dict[str, Any]) -> None:
+def session_end(root: str, payload: dict[str, Any]) -> None:
     _queue_segment(root, payload, f"SessionEnd:{payload.get('reason') or 'other'}")
 
 
-def session_start(root: Path, payload: dict[str, Any]) -> None:
+def session_start(root: str, payload: dict[str, Any]) -> None:
     from ccmemory.capture import jobs
     from ccmemory.capture import settings as settings_mod
-    from ccmemory.capture.paths import LocalPaths
 
-    paths = LocalPaths(root)
+    paths = _local(root)
     if jobs.pending(paths):  # jobs left by a crashed or killed session
         jobs.spawn_worker(paths)
-    settings = settings_mod.load(root)
+    settings = settings_mod.load(paths.root)
     if not settings.context_enabled or settings.context_budget_tokens <= 0:
         return
     from ccmemory.capture.store import Store
     from ccmemory.redact import redact
     from ccmemory.vault import Vault
 
-    store = Store(Vault(root))
+    store = Store(Vault(paths.root))
     try:
         text, ids = store.context(settings.context_budget_tokens)
     finally:

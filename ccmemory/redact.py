@@ -8,16 +8,32 @@ span, never the value in clear). Only `re` is imported: hooks call this on every
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 __all__ = ["Finding", "find_secrets", "redact", "redact_obj"]
 
 
-@dataclass(frozen=True)
 class Finding:
-    kind: str
-    start: int
-    end: int
+    """One secret span. (A plain class: `dataclasses` costs ~10 ms of import on the hook path.)"""
+
+    __slots__ = ("end", "kind", "start")
+
+    def __init__(self, kind: str, start: int, end: int):
+        self.kind = kind
+        self.start = start
+        self.end = end
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Finding) and (self.kind, self.start, self.end) == (
+            other.kind,
+            other.start,
+            other.end,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.kind, self.start, self.end))
+
+    def __repr__(self) -> str:
+        return f"Finding({self.kind!r}, {self.start}, {self.end})"
 
     def preview(self, text: str) -> str:
         """First 4 characters of the secret and its length: enough to find it, not to use it."""
@@ -36,60 +52,87 @@ _SECRET_NAME = (
     r"ACCESS_?KEY|PRIVATE_?KEY|CREDENTIALS?|SESSION_?KEY|SIGNING_?KEY|AUTH_?KEY|DSN)"
 )
 
-# (kind, pattern, group holding the secret: 0 = whole match)
-_PATTERNS: list[tuple[str, re.Pattern[str], int]] = [
+# One cheap pre-filter compiled at import: text without any of these markers cannot hold a secret
+# any pattern below would find, so the full set (slower to compile) is only built when needed.
+_MAYBE = re.compile(
+    r"(?i)sk-|AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA|gh[pousr]_|github_pat_|xox[abposr]-|"
+    r"hooks\.slack|AIza|[sr]k_(?:live|test)_|eyJ|://|pass|pwd|secret|token|key|credential|dsn|"
+    r"bearer|private"
+)
+
+
+def _src(source: str, flags: int = 0) -> tuple[str, int]:
+    return source, flags
+
+
+def _compile() -> list[tuple[str, re.Pattern[str], int]]:
+    return [(kind, re.compile(src, flags), group) for kind, src, flags, group in _SOURCES]
+
+
+_COMPILED: list[tuple[str, re.Pattern[str], int]] | None = None
+
+
+def _patterns() -> list[tuple[str, re.Pattern[str], int]]:
+    global _COMPILED
+    if _COMPILED is None:
+        _COMPILED = _compile()
+    return _COMPILED
+
+
+# (kind, pattern source, flags, group holding the secret: 0 = whole match)
+_PATTERN_LIST: list[tuple[str, tuple[str, int], int]] = [
     (
         "private_key",
-        re.compile(
+        _src(
             r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----.*?"
             r"(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)",
             re.DOTALL,
         ),
         0,
     ),
-    ("anthropic_key", re.compile(r"\bsk-ant-(?:api|admin|oat)\d{0,3}-[A-Za-z0-9_\-]{20,}"), 0),
-    ("openai_key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"), 0),
-    ("aws_access_key", re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b"), 0),
+    ("anthropic_key", _src(r"\bsk-ant-(?:api|admin|oat)\d{0,3}-[A-Za-z0-9_\-]{20,}"), 0),
+    ("openai_key", _src(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"), 0),
+    ("aws_access_key", _src(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b"), 0),
     (
         "aws_secret_key",
-        re.compile(
+        _src(
             r"(?i)(aws_?secret_?(?:access_?)?key(?:_id)?|secret_?access_?key)"
             r"(\s*[:=]\s*|\"\s*:\s*\"|'\s*:\s*')[\"']?([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"
         ),
         3,
     ),
-    ("github_token", re.compile(r"\b(?:gh[pousr])_[A-Za-z0-9]{36,255}\b"), 0),
-    ("github_token", re.compile(r"\bgithub_pat_[A-Za-z0-9_]{60,255}\b"), 0),
-    ("slack_token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"), 0),
+    ("github_token", _src(r"\b(?:gh[pousr])_[A-Za-z0-9]{36,255}\b"), 0),
+    ("github_token", _src(r"\bgithub_pat_[A-Za-z0-9_]{60,255}\b"), 0),
+    ("slack_token", _src(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"), 0),
     (
         "slack_webhook",
-        re.compile(r"https://hooks\.slack\.com/services/T[A-Za-z0-9]+/B[A-Za-z0-9]+/[A-Za-z0-9]+"),
+        _src(r"https://hooks\.slack\.com/services/T[A-Za-z0-9]+/B[A-Za-z0-9]+/[A-Za-z0-9]+"),
         0,
     ),
-    ("google_api_key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b"), 0),
-    ("stripe_key", re.compile(r"\b[sr]k_(?:live|test)_[0-9A-Za-z]{20,}\b"), 0),
+    ("google_api_key", _src(r"\bAIza[0-9A-Za-z_\-]{35}\b"), 0),
+    ("stripe_key", _src(r"\b[sr]k_(?:live|test)_[0-9A-Za-z]{20,}\b"), 0),
     (
         "jwt",
-        re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
+        _src(r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
         0,
     ),
     # scheme://user:password@host — keep user and host, hide the password
     (
         "url_password",
-        re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.\-]{1,30}://[^\s:/@\"'<>]{1,128}):([^\s@/\"'<>]{1,256})@"),
+        _src(r"\b([a-zA-Z][a-zA-Z0-9+.\-]{1,30}://[^\s:/@\"'<>]{1,128}):([^\s@/\"'<>]{1,256})@"),
         2,
     ),
     # Password=...; in ADO/JDBC style connection strings
     (
         "connection_password",
-        re.compile(r"(?i)\b(password|pwd)\s*=\s*([^;\s\"']{1,256})(?=;|\s|\"|'|$)"),
+        _src(r"(?i)\b(password|pwd)\s*=\s*([^;\s\"']{1,256})(?=;|\s|\"|'|$)"),
         2,
     ),
-    ("bearer_token", re.compile(r"(?i)\b(bearer)\s+([A-Za-z0-9_\-.=~+/]{20,})"), 2),
+    ("bearer_token", _src(r"(?i)\b(bearer)\s+([A-Za-z0-9_\-.=~+/]{20,})"), 2),
     # .env-style / shell / YAML / JSON assignment of a secret-named variable
     (
         "secret_assignment",
-        re.compile(
+        _src(
             rf"(?i)(?:^|(?<=[\s;,{{(\"'`]))(?:export\s+)?[\"']?({_SECRET_NAME})\b[\"']?"
             r"(\s*(?::=|=|:)\s*)(?!\[REDACTED)"
             r"(\"[^\"\n]{1,512}\"|'[^'\n]{1,512}'|[^\s\"',;}#]{1,512})",
@@ -98,6 +141,9 @@ _PATTERNS: list[tuple[str, re.Pattern[str], int]] = [
         3,
     ),
 ]
+
+_SOURCES = [(kind, src, flags, group) for kind, (src, flags), group in _PATTERN_LIST]
+
 
 # Values that are obviously not secrets (placeholders, references to other variables)
 _HARMLESS = re.compile(
@@ -113,7 +159,9 @@ def find_secrets(text: str) -> list[Finding]:
     if not text:
         return []
     spans: list[Finding] = [Finding("private", m.start(), m.end()) for m in _PRIVATE.finditer(text)]
-    for kind, pattern, group in _PATTERNS:
+    if not _MAYBE.search(text):
+        return spans
+    for kind, pattern, group in _patterns():
         for m in pattern.finditer(text):
             start, end = m.span(group)
             if start < 0 or end <= start:

@@ -1,23 +1,47 @@
-"""Layout of capture's local, never-committed state under `.ccmemory/local/`. Stdlib only."""
+"""Layout of capture's local, never-committed state under `.ccmemory/local/`.
+
+Stdlib only, and no `pathlib` at import time: the hook fast path uses the string functions
+(`find_root_str`, `spool_path_str`); the worker uses `LocalPaths`.
+"""
 
 from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 VAULT_DIR = ".ccmemory"
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
+def find_root_str(start: str | None) -> str | None:
+    """The nearest folder at or above `start` holding `.ccmemory/`, as a string."""
+    here = os.path.abspath(start or os.getcwd())
+    while True:
+        if os.path.isdir(os.path.join(here, VAULT_DIR)):
+            return here
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+
+
 def find_root(start: str | os.PathLike[str] | None) -> Path | None:
-    """The nearest folder at or above `start` holding `.ccmemory/` (no resolve of symlinks
-    beyond abspath: this runs on every hook)."""
-    here = Path(os.path.abspath(start or os.getcwd()))
-    for folder in (here, *here.parents):
-        if (folder / VAULT_DIR).is_dir():
-            return folder
-    return None
+    from pathlib import Path
+
+    found = find_root_str(os.fspath(start) if start is not None else None)
+    return Path(found) if found else None
+
+
+def local_dir_str(root: str) -> str:
+    return os.path.join(root, VAULT_DIR, "local")
+
+
+def spool_path_str(root: str, session: str) -> str:
+    return os.path.join(local_dir_str(root), "spool", f"{safe_name(session)}.jsonl")
 
 
 def safe_name(value: str, limit: int = 100) -> str:

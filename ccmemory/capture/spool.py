@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    StrPath = str | os.PathLike[str]
 
 MAX_LINE = 64 * 1024
 
 
-def append(path: Path, event: dict[str, Any], *, fsync: bool = True) -> int:
+def append(path: StrPath, event: dict[str, Any], *, fsync: bool = True) -> int:
     """Append one event; return the spool's size after the write (the new end offset)."""
     data = json.dumps(event, ensure_ascii=False, separators=(",", ":"))
     if len(data) > MAX_LINE:
@@ -31,7 +35,7 @@ def append(path: Path, event: dict[str, Any], *, fsync: bool = True) -> int:
     try:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     except FileNotFoundError:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        os.makedirs(os.path.dirname(os.fspath(path)), exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
         # a torn previous line (crash mid-write) must not swallow this one
@@ -46,20 +50,22 @@ def append(path: Path, event: dict[str, Any], *, fsync: bool = True) -> int:
         os.close(fd)
 
 
-def _last_byte(path: Path, end: int) -> bytes:
+def _last_byte(path: StrPath, end: int) -> bytes:
     with open(path, "rb") as fh:
         fh.seek(end - 1)
         return fh.read(1)
 
 
-def size(path: Path) -> int:
+def size(path: StrPath) -> int:
     try:
-        return path.stat().st_size
+        return os.stat(path).st_size
     except FileNotFoundError:
         return 0
 
 
-def read_range(path: Path, start: int, end: int | None = None) -> tuple[list[dict[str, Any]], int]:
+def read_range(
+    path: StrPath, start: int, end: int | None = None
+) -> tuple[list[dict[str, Any]], int]:
     """Events in [start, end) made of complete lines; returns (events, offset after the last
     complete line). Lines that are not JSON objects are skipped."""
     try:
