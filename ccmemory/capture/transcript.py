@@ -223,11 +223,12 @@ def to_events(records: Iterable[dict[str, Any]], *, include_sidechains: bool = F
             human = _human_text(rec)
             if human is not None:
                 kind, text = human
+                ts = rec.get("timestamp")
                 if kind == "command":
                     name, args = parse_command(text)
-                    emit({"k": "command", "name": name, "args": args})
+                    emit({"k": "command", "name": name, "args": args, "ts": ts})
                 else:
-                    emit({"k": "prompt", "text": strip_reminders(text)})
+                    emit({"k": "prompt", "text": strip_reminders(text), "ts": ts})
                 continue
             content = message.get("content")
             if isinstance(content, list):
