@@ -104,7 +104,7 @@ def dump_yaml(meta: dict[str, Any]) -> str:
 def _frontmatter_handler() -> Any:
     import frontmatter
 
-    class Handler(frontmatter.YAMLHandler):  # type: ignore[misc]
+    class Handler(frontmatter.YAMLHandler):
         def export(self, metadata: dict[str, object], **kwargs: object) -> str:
             return dump_yaml(metadata).strip()
 
