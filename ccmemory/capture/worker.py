@@ -143,7 +143,7 @@ class Worker:
         ctx = Context(
             root=self.root,
             session=session,
-            branch=branch or git_branch(self.root),
+            branch=git_branch(self.root) or branch,
             author=author(self.root),
             job_key=f"{session}:{spool_to}",
             created=datetime.fromtimestamp(float(job.get("created", time.time())), tz=UTC),
