@@ -135,7 +135,7 @@ _PATTERN_LIST: list[tuple[str, tuple[str, int], int]] = [
         _src(
             rf"(?i)(?:^|(?<=[\s;,{{(\"'`]))(?:export\s+)?[\"']?({_SECRET_NAME})\b[\"']?"
             r"(\s*(?::=|=|:)\s*)(?!\[REDACTED)"
-            r"(\"[^\"\n]{1,512}\"|'[^'\n]{1,512}'|[^\s\"',;}#]{1,512})",
+            r"(\"[^\"\n]{1,512}\"|'[^'\n]{1,512}'|[^\s\"',;}#()]{1,512})",
             re.MULTILINE,
         ),
         3,
@@ -166,8 +166,8 @@ def find_secrets(text: str) -> list[Finding]:
             start, end = m.span(group)
             if start < 0 or end <= start:
                 continue
-            if kind in ("secret_assignment", "connection_password") and _HARMLESS.match(
-                m.group(group)
+            if kind in ("secret_assignment", "connection_password") and (
+                _HARMLESS.match(m.group(group)) or text[end : end + 1] == "("  # a call: code
             ):
                 continue
             spans.append(Finding(kind, start, end))
