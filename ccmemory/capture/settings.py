@@ -4,8 +4,8 @@
 capture:
   enabled: true
   provider: auto              # auto | anthropic | claude-cli | rules | test | none
-  model: claude-sonnet-4-5    # extraction model (Anthropic API and claude CLI)
-  signal_model: claude-haiku-4-5   # small fast model for signal classification / superseding
+  model: claude-sonnet-5-5    # extraction model (Anthropic API and claude CLI)
+  signal_model: claude-haiku-5-5   # small fast model for signal classification / superseding
   max_llm_calls_per_session: 20
   max_tokens_per_session: 200000
   max_memories_per_segment: 5
@@ -36,8 +36,8 @@ PROVIDERS = ("auto", "anthropic", "claude-cli", "rules", "test", "none")
 class CaptureSettings:
     enabled: bool = True
     provider: str = "auto"
-    model: str = "claude-sonnet-4-5"
-    signal_model: str = "claude-haiku-4-5"
+    model: str = "claude-sonnet-5-5"
+    signal_model: str = "claude-haiku-5-5"
     max_llm_calls_per_session: int = 20
     max_tokens_per_session: int = 200_000
     max_memories_per_segment: int = 5

@@ -142,6 +142,8 @@ class Store:
             try:
                 recorded = svc.record(memory)
                 path = Path(recorded.path)
+                if not path.is_absolute():
+                    path = self.vault.abs(str(recorded.path))
             except Exception as exc:
                 # the file may or may not exist now: check before writing it ourselves
                 log.warning("service.record failed (%s); writing the file directly", exc)
