@@ -125,11 +125,11 @@ def test_anthropic_malformed_reply_is_handled_cleanly(tmp_path: Path) -> None:
 def test_anthropic_http_errors_raise_provider_error() -> None:
     provider, _ = anthropic_with([httpx.Response(529, json={
         "type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})])
-    with pytest.raises(ProviderError, match="Overloaded|overloaded"):
+    with pytest.raises(ProviderError, match=r"(?i)overloaded"):
         provider.complete("s", "p", model="claude-haiku-5-5", max_tokens=10)
     provider, _ = anthropic_with([httpx.Response(200, content=b"<html>not json</html>",
                                                  headers={"content-type": "text/html"})])
-    with pytest.raises((ProviderError, Exception)):
+    with pytest.raises(ProviderError):
         provider.complete("s", "p", model="claude-haiku-5-5", max_tokens=10)
 
 

@@ -41,13 +41,17 @@ class AnthropicProvider:
             )
         except self._anthropic.APIError as exc:
             raise ProviderError(f"anthropic API: {type(exc).__name__}: {exc}") from None
+        content = getattr(resp, "content", None)
+        if not isinstance(content, list):  # a proxy answering HTML/text with status 200
+            raise ProviderError(f"anthropic API: unexpected response ({type(resp).__name__})")
         text = "".join(
-            getattr(block, "text", "") for block in resp.content if block.type == "text"
+            str(getattr(block, "text", "")) for block in content
+            if getattr(block, "type", None) == "text"
         )
-        usage = resp.usage
+        usage = getattr(resp, "usage", None)
         return Completion(
             text=text,
             input_tokens=int(getattr(usage, "input_tokens", 0) or 0),
             output_tokens=int(getattr(usage, "output_tokens", 0) or 0),
-            model=str(resp.model),
+            model=str(getattr(resp, "model", model)),
         )
