@@ -19,7 +19,7 @@ from ccmemory.vault import MemoryFileError, Vault
 
 log = logging.getLogger("ccmemory.capture")
 
-_WORD = re.compile(r"[a-z0-9][a-z0-9_\-]{1,}")
+_WORD = re.compile(r"[a-z0-9][a-z0-9_.\-]*[a-z0-9]|[a-z0-9]")
 _STOP = frozenset(
     "the a an and or of to in on for with is are be was were it this that we use using not no "
     "do does don't should must can will from by as at into than then instead".split()
@@ -29,7 +29,9 @@ SCAN_LIMIT = 3000
 
 
 def tokens(text: str) -> set[str]:
-    return {w for w in _WORD.findall(text.lower()) if w not in _STOP}
+    # single letters carry no meaning, single digits do ("Python 2" vs "Python 3")
+    return {w for w in _WORD.findall(text.lower())
+            if w not in _STOP and (len(w) > 1 or w.isdigit())}
 
 
 def similarity(a: str, b: str) -> float:
