@@ -3,6 +3,7 @@ validation, duplicates, superseding, secrets."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from datetime import UTC, datetime
@@ -73,9 +74,9 @@ def test_explicit_commands_need_no_llm(tmp_path: Path) -> None:
 
 def test_llm_memories_are_validated_and_capped(tmp_path: Path) -> None:
     repo = make_repo(tmp_path)
-    bad = ('{"memories": [' + ",".join(
-        '{"type": "fact", "title": "Fact %d about the build", "fields": {"category": "nope"}}' % i
-        for i in range(9)) + ', {"type": "fact", "title": ""}]}')
+    items = [{"type": "fact", "title": f"Fact {i} about the build", "fields": {"category": "nope"}}
+             for i in range(9)]
+    bad = json.dumps({"memories": [*items, {"type": "fact", "title": ""}]})
     provider = TestProvider(script=[bad])
     seg = build([{"k": "prompt", "text": "FYI the build requires Node 20"}])
     plan = planner(repo, provider).plan(seg, ctx(repo, "j3"))
