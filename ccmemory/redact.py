@@ -43,7 +43,7 @@ class Finding:
 
 # Private sections go first: they are removed, not marked, and may span lines. An unclosed
 # <private> removes everything after it (fail closed).
-_PRIVATE = re.compile(r"<private>.*?(?:</private>|\Z)", re.IGNORECASE | re.DOTALL)
+_PRIVATE_SRC = r"<private>.*?(?:</private>|\Z)"
 
 # A secret-named variable: the name ENDS with one of these words (so `max_tokens`, `author`,
 # `password_policy` are not secret names, while `DB_PASSWORD`, `githubToken`, `api-key` are).
@@ -52,31 +52,43 @@ _SECRET_NAME = (
     r"ACCESS_?KEY|PRIVATE_?KEY|CREDENTIALS?|SESSION_?KEY|SIGNING_?KEY|AUTH_?KEY|DSN)"
 )
 
-# One cheap pre-filter compiled at import: text without any of these markers cannot hold a secret
-# any pattern below would find, so the full set (slower to compile) is only built when needed.
-_MAYBE = re.compile(
-    r"(?i)sk-|AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA|gh[pousr]_|github_pat_|xox[abposr]-|"
-    r"hooks\.slack|AIza|[sr]k_(?:live|test)_|eyJ|://|pass|pwd|secret|token|key|credential|dsn|"
-    r"bearer|private"
+# A cheap pre-filter without any regex: text holding none of these markers (compared lower-case)
+# cannot hold a secret any pattern below would find, so the patterns (slow to compile) are only
+# built when needed. Hooks pay for `str.lower` and a few substring tests, nothing more.
+_MARKERS = (
+    "sk-", "akia", "asia", "agpa", "aida", "aroa", "anpa", "anva", "aipa", "ghp_", "gho_", "ghu_",
+    "ghs_", "ghr_", "github_pat_", "xox", "hooks.slack", "aiza", "sk_live_", "sk_test_",
+    "rk_live_", "rk_test_", "eyj", "://", "pass", "pwd", "secret", "token", "key", "credential",
+    "dsn", "bearer", "private",
 )
+
+
+def _maybe_secret(lower: str) -> bool:
+    return any(marker in lower for marker in _MARKERS)
 
 
 def _src(source: str, flags: int = 0) -> tuple[str, int]:
     return source, flags
 
 
-def _compile() -> list[tuple[str, re.Pattern[str], int]]:
-    return [(kind, re.compile(src, flags), group) for kind, src, flags, group in _SOURCES]
-
-
 _COMPILED: list[tuple[str, re.Pattern[str], int]] | None = None
+_HARMLESS: re.Pattern[str] | None = None
+_PRIVATE: re.Pattern[str] | None = None
 
 
 def _patterns() -> list[tuple[str, re.Pattern[str], int]]:
-    global _COMPILED
+    global _COMPILED, _HARMLESS
     if _COMPILED is None:
-        _COMPILED = _compile()
+        _HARMLESS = re.compile(_HARMLESS_SRC, re.IGNORECASE)
+        _COMPILED = [(kind, re.compile(src, flags), group) for kind, src, flags, group in _SOURCES]
     return _COMPILED
+
+
+def _private() -> re.Pattern[str]:
+    global _PRIVATE
+    if _PRIVATE is None:
+        _PRIVATE = re.compile(_PRIVATE_SRC, re.IGNORECASE | re.DOTALL)
+    return _PRIVATE
 
 
 # (kind, pattern source, flags, group holding the secret: 0 = whole match)
@@ -146,11 +158,10 @@ _SOURCES = [(kind, src, flags, group) for kind, (src, flags), group in _PATTERN_
 
 
 # Values that are obviously not secrets (placeholders, references to other variables)
-_HARMLESS = re.compile(
+_HARMLESS_SRC = (
     r"^[\"']?(?:|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|<[^>]*>|x+|\*+|\.\.\.|…|none|null|true|false|"
     r"changeme|redacted|example|your[_-].*|os\.environ.*|process\.env.*|getenv.*|env\(.*|"
-    r"str|int|bool|bytes|string|number|any|optional\[.*|none\)?|self\..*)[\"']?$",
-    re.IGNORECASE,
+    r"str|int|bool|bytes|string|number|any|optional\[.*|none\)?|self\..*)[\"']?$"
 )
 
 
@@ -158,10 +169,15 @@ def find_secrets(text: str) -> list[Finding]:
     """Every secret span in `text`, sorted, overlaps merged. `<private>` sections count too."""
     if not text:
         return []
-    spans: list[Finding] = [Finding("private", m.start(), m.end()) for m in _PRIVATE.finditer(text)]
-    if not _MAYBE.search(text):
+    lower = text.lower()
+    spans: list[Finding] = []
+    if "<private" in lower:
+        spans = [Finding("private", m.start(), m.end()) for m in _private().finditer(text)]
+    if not _maybe_secret(lower):
         return spans
-    for kind, pattern, group in _patterns():
+    patterns = _patterns()
+    assert _HARMLESS is not None
+    for kind, pattern, group in patterns:
         for m in pattern.finditer(text):
             start, end = m.span(group)
             if start < 0 or end <= start:

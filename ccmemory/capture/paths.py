@@ -7,14 +7,13 @@ Stdlib only, and no `pathlib` at import time: the hook fast path uses the string
 from __future__ import annotations
 
 import os
-import re
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
 
 VAULT_DIR = ".ccmemory"
-_SAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_SAFE_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
 
 
 def find_root_str(start: str | None) -> str | None:
@@ -46,7 +45,7 @@ def spool_path_str(root: str, session: str) -> str:
 
 def safe_name(value: str, limit: int = 100) -> str:
     """A file-name-safe token for a session id or job key."""
-    cleaned = _SAFE.sub("_", value).strip("._")[:limit]
+    cleaned = "".join(c if c in _SAFE_CHARS else "_" for c in value).strip("._")[:limit]
     return cleaned or "unknown"
 
 
