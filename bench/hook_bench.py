@@ -72,8 +72,12 @@ def main() -> int:
     }).encode()
     exe = sys.executable
     console = shutil.which("ccmemory", path=str(Path(exe).parent)) or shutil.which("ccmemory")
+    wrapper = Path(__file__).resolve().parent.parent / "plugin" / "scripts" / "hook.sh"
+    env["PATH"] = f"{Path(exe).parent}{os.pathsep}{env.get('PATH', '')}"
     variants = {
         "python -c pass": ([exe, "-c", "pass"], None),
+        "plugin/scripts/hook.sh PostToolUse (what Claude Code runs)": ([str(wrapper), "PostToolUse"],
+                                                                        payload),
         "ccmemory hook PostToolUse (console script)": ([console, "hook", "PostToolUse"], payload)
         if console else None,
         "python -m ccmemory hook PostToolUse": ([exe, "-m", "ccmemory", "hook", "PostToolUse"],
@@ -85,7 +89,7 @@ def main() -> int:
         if console else None,
     }
     runs: dict[str, list[float]] = {k: [] for k, v in variants.items() if v}
-    for name, v in variants.items():  # warm-up (page cache, pyc)
+    for v in variants.values():  # warm-up (page cache, pyc)
         if v:
             timed(v[0], v[1], repo, env)
     for _ in range(args.runs):

@@ -7,8 +7,9 @@ Contract kept here:
   `hookSpecificOutput.additionalContext`); every other event prints nothing.
 - `CCMEMORY_DISABLE=1` makes every hook a no-op. No `.ccmemory/` in the project: no-op.
 - PostToolUse / UserPromptSubmit: append one redacted line to the session spool and return.
-  Imports on that path: json, os, sys, time, re (redaction) and ccmemory.capture.{paths, spool,
-  events, jobs}: nothing heavy (no click, yaml, frontmatter, anthropic, numpy).
+  Imports on that path: os, sys, time, `_json` (the C half of json, see capture/fastjson.py) and
+  ccmemory.{redact, capture.paths, capture.spool, capture.events}: not even `re` unless a value
+  looks like it may hold a secret; nothing heavy (no click, yaml, frontmatter, anthropic, numpy).
 - UserPromptSubmit (previous segment), PreCompact, Stop, SessionEnd queue a durable extraction job
   and start the detached worker if it is not running; SessionEnd only does that and exits, well
   inside its ~1.5 s budget.
@@ -16,7 +17,6 @@ Contract kept here:
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -56,9 +56,11 @@ def _read_payload() -> tuple[dict[str, Any] | None, str]:
         return None, f"cannot read stdin: {type(exc).__name__}"
     if not raw.strip():
         return None, "empty stdin"
+    from ccmemory.capture.fastjson import loads
+
     try:
-        data = json.loads(raw)
-    except ValueError as exc:
+        data = loads(raw.decode("utf-8"))
+    except ValueError as exc:  # includes UnicodeDecodeError
         return None, f"stdin is not JSON ({exc.__class__.__name__}, {len(raw)} bytes)"
     if not isinstance(data, dict):
         return None, f"stdin JSON is a {type(data).__name__}, not an object"
@@ -221,6 +223,8 @@ def session_start(root: str, payload: dict[str, Any]) -> None:
     max_chars = settings.context_budget_tokens * 4
     if len(text) > max_chars:
         text = text[: text.rfind("\n", 0, max_chars)] if "\n" in text[:max_chars] else ""
+    import json
+
     out = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
     sys.stdout.write(json.dumps(out) + "\n")
     sys.stdout.flush()

@@ -7,7 +7,9 @@ span, never the value in clear). Only `re` is imported: hooks call this on every
 
 from __future__ import annotations
 
-import re
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
 
 __all__ = ["Finding", "find_secrets", "redact", "redact_obj"]
 
@@ -79,6 +81,8 @@ _PRIVATE: re.Pattern[str] | None = None
 def _patterns() -> list[tuple[str, re.Pattern[str], int]]:
     global _COMPILED, _HARMLESS
     if _COMPILED is None:
+        import re
+
         _HARMLESS = re.compile(_HARMLESS_SRC, re.IGNORECASE)
         _COMPILED = [(kind, re.compile(src, flags), group) for kind, src, flags, group in _SOURCES]
     return _COMPILED
@@ -87,6 +91,8 @@ def _patterns() -> list[tuple[str, re.Pattern[str], int]]:
 def _private() -> re.Pattern[str]:
     global _PRIVATE
     if _PRIVATE is None:
+        import re
+
         _PRIVATE = re.compile(_PRIVATE_SRC, re.IGNORECASE | re.DOTALL)
     return _PRIVATE
 
@@ -96,9 +102,8 @@ _PATTERN_LIST: list[tuple[str, tuple[str, int], int]] = [
     (
         "private_key",
         _src(
-            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----.*?"
+            r"(?s)-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----.*?"
             r"(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)",
-            re.DOTALL,
         ),
         0,
     ),
@@ -145,10 +150,9 @@ _PATTERN_LIST: list[tuple[str, tuple[str, int], int]] = [
     (
         "secret_assignment",
         _src(
-            rf"(?i)(?:^|(?<=[\s;,{{(\"'`]))(?:export\s+)?[\"']?({_SECRET_NAME})\b[\"']?"
+            rf"(?im)(?:^|(?<=[\s;,{{(\"'`]))(?:export\s+)?[\"']?({_SECRET_NAME})\b[\"']?"
             r"(\s*(?::=|=|:)\s*)(?!\[REDACTED)"
             r"(\"[^\"\n]{1,512}\"|'[^'\n]{1,512}'|[^\s\"',;}#()]{1,512})",
-            re.MULTILINE,
         ),
         3,
     ),

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -29,7 +28,8 @@ def job_name(session: str, spool_to: int) -> str:
 def write_json(path: Path, data: dict[str, Any], *, overwrite: bool) -> bool:
     """Atomic JSON write (temp file, fsync, rename/link). False when it exists and not overwrite."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".job.", suffix=".tmp", dir=path.parent)
+    tmp = str(path.parent / f".{path.name}.{os.getpid()}.{time.monotonic_ns()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(json.dumps(data, ensure_ascii=False).encode("utf-8"))

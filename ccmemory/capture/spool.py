@@ -3,12 +3,11 @@
 Hooks run in parallel (Claude Code starts all matching hooks at once), so each event is written
 with a single `write()` on an O_APPEND descriptor: lines never interleave. Readers take only
 complete lines, so a line torn by a crash or a full disk is ignored, never half-parsed.
-Stdlib only: this is on the PostToolUse fast path.
+Stdlib only, no `json`/`re` on the append path: this is the PostToolUse fast path.
 """
 
 from __future__ import annotations
 
-import json
 import os
 
 TYPE_CHECKING = False
@@ -22,13 +21,15 @@ MAX_LINE = 64 * 1024
 
 def append(path: StrPath, event: dict[str, Any], *, fsync: bool = True) -> int:
     """Append one event; return the spool's size after the write (the new end offset)."""
-    data = json.dumps(event, ensure_ascii=False, separators=(",", ":"))
+    from ccmemory.capture.fastjson import dumps
+
+    data = dumps(event)
     if len(data) > MAX_LINE:
         event = {**event, "truncated": True}
         for key in ("text", "error", "cmd"):
             if isinstance(event.get(key), str):
                 event[key] = event[key][:4000]
-        data = json.dumps(event, ensure_ascii=False, separators=(",", ":"))[:MAX_LINE]
+        data = dumps(event)[:MAX_LINE]
         if not data.endswith("}"):
             return size(path)  # cannot shorten safely; drop rather than write invalid JSON
     line = (data + "\n").encode("utf-8")
@@ -77,6 +78,8 @@ def read_range(
     cut = data.rfind(b"\n")
     if cut < 0:
         return [], start
+    import json
+
     events: list[dict[str, Any]] = []
     for raw in data[: cut + 1].splitlines():
         if not raw.strip():
