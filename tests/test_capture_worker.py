@@ -161,3 +161,24 @@ def test_hooks_spawn_at_most_one_worker(tmp_path: Path) -> None:
     assert subprocess.run(["pgrep", "-f", f"ccmemory.capture.worker {repo}"],
                           capture_output=True).stdout == b"", "the worker did not exit when idle"
     assert len(memory_files(repo)) == 5  # the sixth prompt's segment is still open (no Stop yet)
+
+
+def test_worker_command_status_and_retry_dead(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from click.testing import CliRunner
+
+    from ccmemory.cli.cmd_worker import command
+
+    repo = make_repo(tmp_path)
+    paths = spool_session(repo)
+    job = jobs.pending(paths)[0]
+    jobs.dead_letter(paths, job, jobs.load(job), "ProviderError: simulated")
+    monkeypatch.chdir(repo)
+    monkeypatch.setenv("CCMEMORY_NO_WORKER", "1")
+    out = CliRunner().invoke(command, ["--status", "--json"])
+    info = json.loads(out.output)
+    assert info["pending"] == [] and info["dead"][0]["reason"] == "ProviderError: simulated"
+    assert CliRunner().invoke(command, ["--retry-dead"]).output.startswith("1 job(s)")
+    assert [p.name for p in jobs.pending(paths)] == [job.name]
+    monkeypatch.setenv("CCMEMORY_PROVIDER", "test")
+    CliRunner().invoke(command, ["--once"])
+    assert len(memory_files(repo)) == 3 and jobs.pending(paths) == []
