@@ -102,7 +102,9 @@ class Worker:
             log.info("job %s done: %d memories planned, notes=%s", path.name,
                      len(plan.memories), plan.notes)
         except Exception as exc:
-            job["last_error"] = f"{type(exc).__name__}: {exc}"
+            from ccmemory.redact import redact
+
+            job["last_error"] = redact(f"{type(exc).__name__}: {exc}")[:2000]
             log.warning("job %s failed (attempt %d): %s\n%s", path.name, job["attempts"],
                         job["last_error"], traceback.format_exc(limit=5))
             if job["attempts"] >= self.settings.worker_max_attempts:
