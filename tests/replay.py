@@ -74,8 +74,14 @@ def replay(source: Path, repo: Path, *, session: str = "replay-session",
                 fire("Stop", stop_hook_active=False)
             fire("UserPromptSubmit", prompt=prompt)  # fired before the prompt is written
             in_turn = True
+        compact = isinstance(rec, dict) and rec.get("subtype") == "compact_boundary"
+        if compact:  # Claude Code runs PreCompact before it compacts
+            trigger = (rec.get("compactMetadata") or {}).get("trigger") or "auto"
+            fire("PreCompact", trigger=trigger, custom_instructions="")
         with open(transcript, "ab") as fh:
             fh.write(raw if raw.endswith(b"\n") else raw + b"\n")
+        if compact:
+            fire("SessionStart", source="compact")
         if not isinstance(rec, dict) or rec.get("isSidechain"):
             continue
         content = (rec.get("message") or {}).get("content")

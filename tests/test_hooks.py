@@ -182,6 +182,8 @@ def test_replay_fixture_transcripts(tmp_path: Path, source: Path) -> None:
     repo = make_repo(tmp_path)
     result = replay(source, repo)
     assert set(result.codes) == {0}
+    if "compact" in source.name:
+        assert "PreCompact" in result.events
     for event, outs in result.outputs.items():
         if event != "SessionStart":
             assert all(o == b"" for o in outs), f"{event} printed something"
