@@ -38,7 +38,8 @@ WORDS = (
 # (a vault's vocabulary is large and skewed; 80 words in every memory would make every query
 # match every memory, which no real vault does).
 _SYL = "ka lo mi nu pe ra si to vu xe za bo ce di fu ga he ji".split()
-VOCAB = WORDS + sorted({a + b + c for a in _SYL for b in _SYL for c in _SYL})[:4000]
+_PSEUDO = sorted({a + b + c for a in _SYL for b in _SYL for c in _SYL})[:4000]
+VOCAB = _PSEUDO[:200] + WORDS + _PSEUDO[200:]  # technical words at mid-frequency ranks
 ZIPF = [1.0 / (rank + 1) for rank in range(len(VOCAB))]
 QUERIES = [
     "where do login tokens live",
