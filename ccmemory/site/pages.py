@@ -196,7 +196,7 @@ class Renderer:
         )
 
     # --- pages ----------------------------------------------------------------------------------
-    def _page(self, page: str, title: str, template: str, **ctx: Any) -> str:
+    def _page(self, page: str, title: str, template: str, *, searchable: bool = False, **ctx: Any) -> str:
         tpl = self.env.get_template(template)
 
         def href(target: str, anchor: str = "") -> str:
@@ -215,7 +215,10 @@ class Renderer:
         # One raw-HTML block: Python-Markdown passes it through untouched. Blank lines are dropped
         # outside <pre> so the block cannot be ended early.
         lines = _compact(html)
-        meta = yaml.safe_dump({"title": escape(title)}, allow_unicode=True, sort_keys=False)
+        fm: dict[str, Any] = {"title": escape(title)}
+        if not searchable:
+            fm["search"] = {"exclude": True}  # listings would match every memory they list
+        meta = yaml.safe_dump(fm, allow_unicode=True, sort_keys=False)
         return f'---\n{meta}---\n\n<div class="ccm-page">\n{lines}\n</div>\n'
 
     def render_all(self) -> dict[str, str]:
@@ -263,6 +266,7 @@ class Renderer:
                 page,
                 m.title,
                 "memory.html",
+                searchable=True,
                 m=m,
                 body=_markup(render_body(m.body)),
                 fields=self.field_items(m),
