@@ -212,10 +212,11 @@ class Renderer:
             r=self,
             **ctx,
         )
-        # One raw-HTML block: Python-Markdown passes it through untouched. Blank lines are dropped
-        # outside <pre> so the block cannot be ended early.
+        # The site's hook (site/hooks/ccmemory_pages.py) hands this HTML to the theme without
+        # Markdown. Without the hook it is still one raw-HTML block that Markdown passes through
+        # untouched: blank lines are dropped outside <pre> so the block cannot be ended early.
         lines = _compact(html)
-        fm: dict[str, Any] = {"title": escape(title)}
+        fm: dict[str, Any] = {"title": escape(title), "ccmemory": "html"}
         if not searchable:
             fm["search"] = {"exclude": True}  # listings would match every memory they list
         meta = yaml.safe_dump(fm, allow_unicode=True, sort_keys=False)
