@@ -575,3 +575,115 @@ def test_browser_hostile_memory_runs_no_script(fx: Vaultfix, served: str, browse
     assert browser.eval("typeof window.__pwned") == "undefined"
     assert browser.eval("document.title") != "PWNED"
     browser.screenshot(ARTIFACTS / "site-hostile.png")
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def fetch(url: str) -> tuple[int, str]:
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(url, timeout=5) as r:
+            return r.status, r.read().decode("utf-8", "replace")
+    except urllib.error.HTTPError as e:
+        return e.code, ""
+    except OSError:
+        return 0, ""
+
+
+def wait_until(check: Any, timeout: float, what: str) -> Any:
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.3)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+@pytest.mark.slow
+def test_serve_rebuilds_when_a_memory_file_changes(tmp_path: Path) -> None:
+    from ccmemory.cli.cmd_core import init_vault
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
+    init_vault(root)
+    first = mem("fact", "The first fact", 1, "Served at once.")
+    Vault(root).write_new(first)
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CCMEMORY_")}
+    env["PYTHONPATH"] = str(REPO_ROOT)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ccmemory", "site", "serve", "--port", str(port), "--no-related"],
+        cwd=root,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_until(lambda: fetch(f"{base}/memories/{first.id}.html")[0] == 200, 90, "the first build")
+        assert "Served at once." in fetch(f"{base}/memories/{first.id}.html")[1]
+        second = mem("gotcha", "A gotcha added while serving", 2, "Rebuilt by the watcher.")
+        Vault(root).write_new(second)
+        wait_until(lambda: fetch(f"{base}/memories/{second.id}.html")[0] == 200, 90, "the rebuild")
+        assert "Rebuilt by the watcher." in fetch(f"{base}/memories/{second.id}.html")[1]
+        assert "A gotcha added while serving" in fetch(f"{base}/log/gotchas.html")[1]
+        # nothing was written into the working tree but the memory files
+        assert not (root / "site").exists() and not (root / "mkdocs.yml").exists()
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode is not None
+
+
+@pytest.mark.browser
+def test_browser_search_works_from_file_urls(
+    fx: Vaultfix, built: dict[str, Any], browser: site_cdp.Browser
+) -> None:
+    browser.goto((site(built) / "index.html").as_uri())
+    hrefs = search_in_page(browser, "marmalade")
+    assert any(f"memories/{fx.cookies.id}.html" in h for h in hrefs), hrefs
+
+
+def test_project_documentation_builds_strict_and_offline(tmp_path: Path) -> None:
+    out = tmp_path / "docs-site"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mkdocs",
+            "build",
+            "--strict",
+            "-f",
+            str(REPO_ROOT / "mkdocs.yml"),
+            "-d",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    for name in ("index", "usage", "file-format", "site", "architecture"):
+        assert (out / f"{name}.html").is_file()
+    text = (out / "index.html").read_text(encoding="utf-8")
+    assert not re.search(r'<(?:script|link)\b[^>]*?(?:src|href)="(https?:)?//', text)
+    assert (REPO_ROOT / "site" / "mkdocs.base.yml").is_file()  # the build did not touch site/
