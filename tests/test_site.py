@@ -66,9 +66,10 @@ def git(root: Path, *args: str, who: str = "alice") -> str:
     ).stdout
 
 
-def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def cli(cwd: Path, *args: str, env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CCMEMORY_")}
     env["PYTHONPATH"] = str(REPO_ROOT)
+    env.update(env_extra or {})
     return subprocess.run(
         [sys.executable, "-m", "ccmemory", *args],
         cwd=cwd,
@@ -438,6 +439,20 @@ def test_hostile_memory_cannot_inject_markup(fx: Vaultfix, built: dict[str, Any]
     assert "<script" not in index and "<img" not in index and "<svg" not in index
 
 
+def test_hostile_project_name_is_escaped(fx: Vaultfix, tmp_path: Path) -> None:
+    out = tmp_path / "named"
+    evil = '<img src=x onerror="window.__pwned=11">'
+    proc = cli(
+        fx.root, "site", "build", "--out", str(out), "--no-related", env_extra={"CCMEMORY_PROJECT": evil}
+    )
+    assert proc.returncode == 0, proc.stderr
+    for rel in ("index.html", f"memories/{fx.port.id}.html"):
+        c = _Collector()
+        c.feed((out / rel).read_text(encoding="utf-8"))
+        assert not [t for t, a in c.tags if t == "img" or any(k.startswith("on") for k in a)], rel
+    assert "&lt;img src=x" in (out / "index.html").read_text(encoding="utf-8")
+
+
 def test_no_broken_internal_links(built: dict[str, Any]) -> None:
     s = site(built)
     checked = 0
@@ -687,3 +702,13 @@ def test_project_documentation_builds_strict_and_offline(tmp_path: Path) -> None
     text = (out / "index.html").read_text(encoding="utf-8")
     assert not re.search(r'<(?:script|link)\b[^>]*?(?:src|href)="(https?:)?//', text)
     assert (REPO_ROOT / "site" / "mkdocs.base.yml").is_file()  # the build did not touch site/
+
+
+def test_missing_chromium_fails_under_ci_and_skips_elsewhere(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(site_cdp, "find_chromium", lambda: None)
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="scripts/install-browser"):
+        chromium()
+    monkeypatch.delenv("CI")
+    with pytest.raises(pytest.skip.Exception):
+        chromium()
