@@ -712,3 +712,13 @@ def test_missing_chromium_fails_under_ci_and_skips_elsewhere(monkeypatch: pytest
     monkeypatch.delenv("CI")
     with pytest.raises(pytest.skip.Exception):
         chromium()
+
+
+def test_out_accepts_an_empty_or_previous_site_folder(fx: Vaultfix, tmp_path: Path) -> None:
+    out = tmp_path / "empty"
+    out.mkdir()
+    assert cli(fx.root, "site", "build", "--out", str(out), "--no-related").returncode == 0
+    (out / "stale.html").write_text("old")
+    again = cli(fx.root, "site", "build", "--out", str(out), "--no-related")
+    assert again.returncode == 0, again.stderr
+    assert not (out / "stale.html").exists() and (out / "index.html").is_file()

@@ -245,6 +245,10 @@ class SiteGenerator:
         from mkdocs.commands.build import build
         from mkdocs.config import load_config
 
+        # Marked before building (MkDocs keeps dotfiles when it empties the folder), so an
+        # interrupted build still leaves a folder the next build may replace.
+        site_dir.mkdir(parents=True, exist_ok=True)
+        (site_dir / MARKER).write_text("built by ccmemory site build\n", encoding="utf-8")
         with _quiet_mkdocs(verbose) as collected:
             cfg = load_config(config_file=str(self.project_dir / "mkdocs.yml"))
             cfg.plugins.on_startup(command="build", dirty=False)
@@ -252,13 +256,13 @@ class SiteGenerator:
                 build(cfg)
             finally:
                 cfg.plugins.on_shutdown()
-        (site_dir / MARKER).write_text("built by ccmemory site build\n", encoding="utf-8")
         return collected.messages
 
     def build(self, out: Path | None = None, *, verbose: bool = False) -> BuildResult:
         started = time.perf_counter()
         site_dir = (out or self.build_dir / "site").resolve()
-        check_out_dir(site_dir)
+        if out is not None:
+            check_out_dir(site_dir)  # the default folder under .ccmemory/local/ is always ours
         timings: dict[str, float] = {}
         data, npages, changed = self.generate(site_dir, timings)
         t = time.perf_counter()
