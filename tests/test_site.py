@@ -656,6 +656,12 @@ def test_serve_rebuilds_when_a_memory_file_changes(tmp_path: Path) -> None:
         wait_until(lambda: fetch(f"{base}/memories/{second.id}.html")[0] == 200, 90, "the rebuild")
         assert "Rebuilt by the watcher." in fetch(f"{base}/memories/{second.id}.html")[1]
         assert "A gotcha added while serving" in fetch(f"{base}/log/gotchas.html")[1]
+        # an edit to an existing file in an already-watched folder
+        path = next((root / ".ccmemory" / "facts").glob("*.md"))
+        path.write_text(path.read_text().replace("Served at once.", "Edited while serving."))
+        wait_until(
+            lambda: "Edited while serving." in fetch(f"{base}/memories/{first.id}.html")[1], 90, "the edit"
+        )
         # nothing was written into the working tree but the memory files
         assert not (root / "site").exists() and not (root / "mkdocs.yml").exists()
     finally:

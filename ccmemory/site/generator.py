@@ -328,19 +328,45 @@ def _watch_server_class() -> type:
         where every rebuild writes the index: that would rebuild forever)."""
 
         def watch_vault(self, vault_dir: Path) -> None:
+            """Watch each memory folder recursively and .ccmemory/ itself flat (config.yaml,
+            new folders), but never local/: polling the site build there would cost CPU."""
             import watchdog.events
 
-            def callback(event: Any) -> None:
-                paths = [getattr(event, "src_path", ""), getattr(event, "dest_path", "")]
-                if event.is_directory or not any(p and _is_memory_change(str(p), vault_dir) for p in paths):
-                    return
+            scheduled: set[str] = set()
+
+            def rebuild() -> None:
                 with self._rebuild_cond:
                     self._want_rebuild = True
                     self._rebuild_cond.notify_all()
 
-            handler = watchdog.events.FileSystemEventHandler()
-            handler.on_any_event = callback  # type: ignore[method-assign]
-            self.observer.schedule(handler, str(vault_dir), recursive=True)
+            def on_memory_event(event: Any) -> None:
+                paths = [getattr(event, "src_path", ""), getattr(event, "dest_path", "")]
+                if not event.is_directory and any(p and _is_memory_change(str(p), vault_dir) for p in paths):
+                    rebuild()
+
+            def on_top_event(event: Any) -> None:
+                path = Path(str(getattr(event, "dest_path", "") or event.src_path))
+                if event.is_directory:
+                    if path.parent == vault_dir and path.name != "local" and path.is_dir():
+                        schedule(path)
+                        rebuild()
+                elif _is_memory_change(str(path), vault_dir):
+                    rebuild()
+
+            memory_handler = watchdog.events.FileSystemEventHandler()
+            memory_handler.on_any_event = on_memory_event  # type: ignore[method-assign]
+
+            def schedule(folder: Path) -> None:
+                if str(folder) not in scheduled:
+                    scheduled.add(str(folder))
+                    self.observer.schedule(memory_handler, str(folder), recursive=True)
+
+            for child in sorted(vault_dir.iterdir()):
+                if child.is_dir() and child.name != "local":
+                    schedule(child)
+            top_handler = watchdog.events.FileSystemEventHandler()
+            top_handler.on_any_event = on_top_event  # type: ignore[method-assign]
+            self.observer.schedule(top_handler, str(vault_dir), recursive=False)
             self._watched_paths[str(vault_dir)] = 1
 
     return VaultWatchServer
