@@ -19,6 +19,8 @@ COMMANDS: dict[str, str] = {
     "stats": "ccmemory.cli.cmd_search:stats_cmd",
     "demo": "ccmemory.cli.cmd_demo:demo",
     "site": "ccmemory.cli.cmd_site:site",
+    "import": "ccmemory.cli.cmd_import:command",
+    "worker": "ccmemory.cli.cmd_worker:command",
 }
 
 
