@@ -68,7 +68,7 @@ def test_new_search_show_trace_context(tmp_path: Path, run_cli: RunCli) -> None:
     hits = json.loads(run_cli(root, "search", "tokens cookies", "--json", "--include-superseded").stdout)
     assert {h["id"] for h in hits} == {newer["id"], old_id}
     # show by id prefix and by path
-    shown = json.loads(run_cli(root, "show", old_id[:8], "--json").stdout)
+    shown = json.loads(run_cli(root, "show", old_id[:14], "--json").stdout)
     assert shown["superseded_by"] == [newer["id"]]
     assert json.loads(run_cli(root, "show", newer["path"], "--json").stdout)["id"] == newer["id"]
     # the older file was never rewritten: the reverse edge is derived
