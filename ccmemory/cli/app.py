@@ -18,6 +18,9 @@ COMMANDS: dict[str, str] = {
     "context": "ccmemory.cli.cmd_search:context_cmd",
     "stats": "ccmemory.cli.cmd_search:stats_cmd",
     "demo": "ccmemory.cli.cmd_demo:demo",
+    "promote": "ccmemory.cli.cmd_promote:promote_cmd",
+    "watch": "ccmemory.cli.cmd_watch:watch_cmd",
+    "diff": "ccmemory.cli.cmd_diff:diff_cmd",
 }
 
 

@@ -58,11 +58,15 @@ def init_vault(root: Path) -> list[str]:
 
 @click.command()
 @click.argument("path", required=False, type=click.Path(file_okay=False, path_type=Path))
-def init(path: Path | None) -> None:
+@click.option("--no-git-hooks", is_flag=True, help="Do not install the reindexing git hooks.")
+def init(path: Path | None, no_git_hooks: bool) -> None:
     """Set up .ccmemory/ in a repository (default: the git top level of the current folder).
 
     Creates .ccmemory/README.md and config.yaml, the git-ignored .ccmemory/local/ folder for the
     index and logs, and builds the index. Safe to run again.
+
+    In a git repository it also installs post-merge, post-checkout and post-rewrite hooks that
+    reindex in the background (honouring core.hooksPath and chaining existing hooks).
     """
     from ccmemory import gitstate
 
@@ -72,6 +76,11 @@ def init(path: Path | None) -> None:
     root.mkdir(parents=True, exist_ok=True)
     for line in init_vault(root):
         click.echo(line)
+    if not no_git_hooks and gitstate.is_repo(root):
+        from ccmemory.lifecycle.githooks import install
+
+        for line in install(root):
+            click.echo(line)
     from ccmemory.service import Service
     from ccmemory.vault import Vault
 
