@@ -50,8 +50,18 @@ def scan(vault: Vault) -> dict[str, tuple[Path, int, int]]:
     return out
 
 
+RACY_NS = 2_000_000_000
+
+
 def load_record(path: Path, rel: str, mtime_ns: int, size: int) -> FileRecord:
-    """Read and parse one file; a bad file becomes a record carrying its error."""
+    """Read and parse one file; a bad file becomes a record carrying its error.
+
+    A file modified within the last two seconds is "racy" (as in git): a second edit in the same
+    timestamp tick with the same size would be invisible to the (mtime, size) check. Its mtime is
+    stored as -1 so the next reindex hashes it again.
+    """
+    if time.time_ns() - mtime_ns < RACY_NS:
+        mtime_ns = -1
     try:
         data = read_bytes_checked(path, rel)
     except MemoryFileError as exc:
@@ -90,6 +100,9 @@ def reindex(
     view = gitstate.snapshot(vault.root, main_branch)
     adders = gitstate.adders(vault.root) if view.in_repo else {}
 
+    if not full:
+        # before applying changes, so a re-derived memory's new status is counted too
+        report.status_changed = index.refresh_status(project, view.status_of, adders)
     records: list[FileRecord] = []
     total = len(changed)
     for n, rel in enumerate(sorted(changed), 1):
@@ -113,8 +126,6 @@ def reindex(
         rem = removed if start == 0 else []
         if chunk or rem:
             index.apply(project, chunk, rem, view.status_of, adders)
-    if not full:
-        report.status_changed = index.refresh_status(project, view.status_of, adders)
     report.errors = index.file_problems(project)
     report.seconds = time.perf_counter() - started
     return report

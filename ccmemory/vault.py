@@ -84,24 +84,39 @@ except AttributeError:  # pragma: no cover
     _Loader = yaml.SafeLoader
 
 
+class _Block(dict[str, Any]):
+    """The top-level mapping: always block style, one key per line (diff- and review-friendly)."""
+
+
+def _repr_block(dumper: yaml.SafeDumper, value: _Block) -> yaml.Node:
+    return dumper.represent_mapping("tag:yaml.org,2002:map", value, flow_style=False)
+
+
+_Dumper.add_representer(_Block, _repr_block)
+
+
 def dump_yaml(meta: dict[str, Any]) -> str:
     return yaml.dump(
-        meta,
-        Dumper=_Dumper,
-        sort_keys=False,
-        default_flow_style=None,
-        allow_unicode=True,
-        width=100,
+        _Block(meta), Dumper=_Dumper, sort_keys=False, default_flow_style=None, allow_unicode=True, width=100
     )
 
 
+def _frontmatter_handler() -> Any:
+    import frontmatter
+
+    class Handler(frontmatter.YAMLHandler):
+        def export(self, metadata: dict[str, object], **kwargs: object) -> str:
+            return dump_yaml(metadata).strip()
+
+    return Handler()
+
+
 def render(memory: Memory) -> str:
-    """The file text for a memory: YAML frontmatter, a blank line, the body."""
+    """The file text for a memory: YAML frontmatter, a blank line, the body (via python-frontmatter)."""
     import frontmatter
 
     post = frontmatter.Post(memory.body.strip("\n"), **memory.to_frontmatter())
-    text = frontmatter.dumps(post, Dumper=_Dumper, sort_keys=False, default_flow_style=None, width=100)
-    return text.rstrip("\n") + "\n"
+    return frontmatter.dumps(post, handler=_frontmatter_handler()).rstrip("\n") + "\n"
 
 
 # --- names and paths ----------------------------------------------------------------------------
