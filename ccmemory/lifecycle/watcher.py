@@ -124,6 +124,7 @@ class Watcher:
         self._lock_fd: int | None = None
         self._vault_ident: tuple[int, int] | None = None
         self._vault_watch: Any = None
+        self._attached = False
         self._observer: Any = None
         self.passes = 0
         self._last_pass = time.monotonic()
@@ -205,18 +206,19 @@ class Watcher:
             self._vault_ident = None
             self.on_notice(f"cannot watch {self.vault_dir}: {exc}")
             return
-        if self._svc is not None:  # a new folder: the old index file went with the old one
+        if self._attached:  # a new folder: the old index and lock files went with the old one
             self.on_notice(f"{VAULT_DIR}/ is back; reopening the index")
+            if self._lock_fd is not None:
+                os.close(self._lock_fd)
+                self._lock_fd = None
             try:
-                new_fd = acquire_lock(self.local)
+                self._lock_fd = acquire_lock(self.local)
             except AlreadyWatching as exc:
                 self.on_notice(f"{exc}; stopping")
                 self.stop_event.set()
                 return
-            if self._lock_fd is not None:
-                os.close(self._lock_fd)
-            self._lock_fd = new_fd
             self._open_service()
+        self._attached = True
         self.notify(str(self.vault_dir))
 
     def _git_dirs(self) -> tuple[Path | None, Path | None]:
