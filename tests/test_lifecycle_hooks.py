@@ -129,3 +129,28 @@ def test_merge_and_branch_switch_refresh_status_in_the_background(tmp_path: Path
     assert wait_for(lambda: mid not in search(root, "bettong"), timeout=30)
     git(root, "merge", "-q", "--no-ff", "-m", "merge feat", "feat")  # post-merge
     assert wait_for(lambda: search(root, "bettong").get(mid, {}).get("status") == "curated", timeout=30)
+
+
+def test_rebase_and_amend_run_the_post_rewrite_reindex(tmp_path: Path) -> None:
+    root = init_git(tmp_path / "r")
+    cli(root, "init")
+    commit_all(root, "init")
+    git(root, "checkout", "-q", "-b", "feat")
+    mid, _ = add_memory(root, "Rebased memory about the quokka")
+    commit_all(root, "feat")
+    git(root, "checkout", "-q", "main")
+    main_mid, _ = add_memory(root, "Main memory about the quokka")
+    commit_all(root, "main")
+    git(root, "checkout", "-q", "feat")
+    log = root / ".ccmemory" / "local" / "githooks.log"
+    assert wait_for(lambda: log.exists() and "reindex:" in log.read_text(), timeout=30)
+    git(root, "rebase", "-q", "main")
+    assert wait_for(
+        lambda: {mid, main_mid} <= set(search(root, "quokka"))
+        and search(root, "quokka")[main_mid]["status"] == "curated"
+        and search(root, "quokka")[mid]["status"] == "developmental",
+        timeout=30,
+    )
+    runs = log.read_text().count("reindex:")
+    git(root, "commit", "-q", "--amend", "-m", "feat, reworded")  # post-rewrite (amend)
+    assert wait_for(lambda: log.read_text().count("reindex:") > runs, timeout=30)

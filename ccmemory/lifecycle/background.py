@@ -21,8 +21,15 @@ LOCK = "reindex.lock"
 LOG = "githooks.log"
 
 
+LOG_MAX_BYTES = 512 * 1024
+
+
 def _log(local: Path, msg: str) -> None:
-    with contextlib.suppress(OSError), open(local / LOG, "a", encoding="utf-8") as fh:
+    path = local / LOG
+    with contextlib.suppress(OSError):
+        if path.stat().st_size > LOG_MAX_BYTES:  # keep one previous generation, bounded
+            os.replace(path, path.with_name(LOG + ".1"))
+    with contextlib.suppress(OSError), open(path, "a", encoding="utf-8") as fh:
         fh.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} [{os.getpid()}] {msg}\n")
 
 
