@@ -67,8 +67,15 @@ def threshold_from(raw: dict[str, object] | None) -> int:
         return DEFAULT_THRESHOLD
 
 
+def _clean(spec: str) -> str | None:
+    """A repo-relative path from a `files:` entry, or None when git cannot take it as a path."""
+    spec = spec.strip().removeprefix("./")
+    if not spec or spec.startswith(("/", ":")) or ".." in spec.split("/") or "\0" in spec:
+        return None
+    return spec
+
+
 def _matches(code_path: str, spec: str) -> bool:
-    spec = spec.strip().lstrip("./") if spec.startswith("./") else spec.strip()
     if spec.endswith("/"):
         return code_path.startswith(spec)
     return code_path == spec or code_path.startswith(spec + "/")
@@ -136,7 +143,9 @@ def compute(
     mems = [m for m in memories if m.files]
     if not mems or not gitstate.is_repo(root):
         return {}
-    specs = sorted({f.strip() for m in mems for f in m.files if f.strip() and not f.startswith(":")})
+    mems = [MemoryFiles(m.id, m.path, tuple(c for c in map(_clean, m.files) if c)) for m in mems]
+    mems = [m for m in mems if m.files]
+    specs = sorted({f for m in mems for f in m.files})
     specs = specs[:MAX_PATHSPECS]
     if not specs:
         return {}
