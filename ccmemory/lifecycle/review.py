@@ -70,11 +70,18 @@ def _norm_title(t: str) -> str:
     return " ".join(re.sub(r"[^\w\s]", " ", t.casefold()).split())
 
 
+def _similar(a: str, b: str) -> bool:
+    sm = difflib.SequenceMatcher(None, a, b)
+    return (
+        sm.real_quick_ratio() >= TITLE_RATIO and sm.quick_ratio() >= TITLE_RATIO and sm.ratio() >= TITLE_RATIO
+    )
+
+
 def _load_worktree(vault: Vault) -> dict[str, tuple[str, str, Memory]]:
     """rel -> (text, sha-less marker, memory) for every valid memory file in the working tree."""
     out: dict[str, tuple[str, str, Memory]] = {}
     for path in vault.iter_paths():
-        rel = vault.rel(path)
+        rel = path.relative_to(vault.root).as_posix()  # iter_paths is under root: no resolve()
         try:
             data = read_bytes_checked(path, rel)
             text = decode(data, rel)
@@ -101,8 +108,12 @@ def secret_findings(rel: str, text: str) -> list[Finding]:
     ]
 
 
-def stale_findings(vault: Vault, raw_config: dict[str, object] | None = None) -> list[Finding]:
-    files = _load_worktree(vault)
+def stale_findings(
+    vault: Vault,
+    raw_config: dict[str, object] | None = None,
+    files: dict[str, tuple[str, str, Memory]] | None = None,
+) -> list[Finding]:
+    files = files if files is not None else _load_worktree(vault)
     mems = [staleness.MemoryFiles(m.id, rel, tuple(m.files)) for rel, (_, _, m) in files.items() if m.files]
     found = staleness.compute(vault.root, mems, staleness.threshold_from(raw_config))
     out = []
@@ -112,14 +123,16 @@ def stale_findings(vault: Vault, raw_config: dict[str, object] | None = None) ->
     return out
 
 
-def base_findings(vault: Vault, base: str) -> list[Finding]:
+def base_findings(
+    vault: Vault, base: str, work: dict[str, tuple[str, str, Memory]] | None = None
+) -> list[Finding]:
     commit = resolve_commit(vault.root, base)
     curated_records = records_at(vault.root, commit)
     curated: dict[str, tuple[str, str, Memory]] = {}
     for rel, rec in curated_records.items():
         if rec.memory is not None and rec.memory.id not in curated:
             curated[rec.memory.id] = (rel, rec.hash, rec.memory)
-    work = _load_worktree(vault)
+    work = work if work is not None else _load_worktree(vault)
     findings: list[Finding] = []
 
     # content-word index of the curated memories
@@ -154,7 +167,7 @@ def base_findings(vault: Vault, base: str) -> list[Finding]:
         for mid, t in ctitles.items():
             if mid in replaced:
                 continue
-            if t == nt or difflib.SequenceMatcher(None, t, nt).ratio() >= TITLE_RATIO:
+            if t == nt or _similar(t, nt):
                 dup = f"duplicates {ref(mid)}: similar title"
                 break
         if dup is None:
@@ -225,14 +238,14 @@ def lifecycle_findings(
 
     out: list[Finding] = []
     in_repo = gitstate.is_repo(vault.root)
+    work = _load_worktree(vault)  # parsed once for every rule
     if base is not None:
         if not in_repo:
             raise gitstate.GitError("--base needs a git repository")
-        out += base_findings(vault, base)
+        out += base_findings(vault, base, work)
     else:
-        for rel, (text, _, _) in sorted(_load_worktree(vault).items()):
+        for rel, (text, _, _) in sorted(work.items()):
             out += secret_findings(rel, text)
     if in_repo:
-        out += stale_findings(vault, raw_config)
+        out += stale_findings(vault, raw_config, work)
     return out
-

@@ -167,6 +167,9 @@ def compute(
         existing = {p for p in out.split("\0") if p}
     except gitstate.GitError:
         existing = set()
+    # which changed code paths each distinct spec covers, and whether it still exists (once each)
+    spec_paths = {spec: [p for p in after if _matches(p, spec)] for spec in specs}
+    spec_exists = {spec: any(_matches(p, spec) for p in existing) for spec in specs}
     result: dict[str, Staleness] = {}
     for m in mems:
         if m.path not in frozen:
@@ -175,13 +178,13 @@ def compute(
         st = Staleness(m.id, m.path)
         commit_count = 0
         for spec in m.files:
-            hit = {p: n for p, n in lines_after.items() if _matches(p, spec)}
+            hit = {p: lines_after[p] for p in spec_paths.get(spec, ()) if p in lines_after}
             if not hit:
                 continue
             for p, n in hit.items():
                 st.changed[p] = st.changed.get(p, 0) + n
                 commit_count = max(commit_count, commits.get(p, 0))
-            if not any(_matches(p, spec) for p in existing):
+            if not spec_exists.get(spec, True):
                 st.missing.append(spec)
         st.lines = sum(st.changed.values())
         st.commits = commit_count
