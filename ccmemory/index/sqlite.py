@@ -28,7 +28,7 @@ from ccmemory.index.base import (
 from ccmemory.index.query import fts_query
 from ccmemory.model import Memory, Relation, format_timestamp, normalise_topic
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS files(
@@ -51,10 +51,10 @@ CREATE TABLE IF NOT EXISTS relations(
 CREATE INDEX IF NOT EXISTS relations_dst ON relations(project, dst, type);
 CREATE TABLE IF NOT EXISTS mem_topics(project TEXT NOT NULL, mem_id TEXT NOT NULL, topic TEXT NOT NULL,
   PRIMARY KEY(project, mem_id, topic));
-CREATE INDEX IF NOT EXISTS mem_topics_topic ON mem_topics(project, topic);
+CREATE INDEX IF NOT EXISTS mem_topics_topic ON mem_topics(project, topic, mem_id);
 CREATE TABLE IF NOT EXISTS mem_files(project TEXT NOT NULL, mem_id TEXT NOT NULL, file TEXT NOT NULL,
   PRIMARY KEY(project, mem_id, file));
-CREATE INDEX IF NOT EXISTS mem_files_file ON mem_files(project, file);
+CREATE INDEX IF NOT EXISTS mem_files_file ON mem_files(project, file, mem_id);
 CREATE VIRTUAL TABLE IF NOT EXISTS memory_fts USING fts5(
   title, body, fields, tokenize = 'porter unicode61 remove_diacritics 2');
 CREATE TABLE IF NOT EXISTS vectors(
@@ -102,6 +102,22 @@ def _fields_text(fields: dict[str, Any], mtype: str) -> str:
         elif value not in (None, ""):
             parts.append(str(value))
     return "\n".join(parts)
+
+
+def _superseded_sql(viewer: str | None) -> tuple[str, list[Any]]:
+    """EXISTS(a memory visible to `viewer` supersedes m). Forced onto the dst index: the planner
+    otherwise scans every relation of the project for each candidate row."""
+    vis = ""
+    params: list[Any] = []
+    if viewer is not None:
+        vis = " AND (s.status = 'curated' OR coalesce(s.author_fm, s.author_git) = ?)"
+        params.append(viewer)
+    sql = (
+        "EXISTS (SELECT 1 FROM relations r INDEXED BY relations_dst JOIN memories s ON"
+        " s.project = r.project AND s.id = r.src WHERE r.project = m.project AND r.dst = m.id"
+        f" AND r.type = 'SUPERSEDES' AND s.id != m.id{vis})"
+    )
+    return sql, params
 
 
 class SQLiteIndex:
@@ -416,16 +432,9 @@ class SQLiteIndex:
                 f" AND ({' OR '.join(ors)}))"
             )
         if not f.include_superseded:
-            vis = ""
-            if f.viewer is not None:
-                vis = " AND (s.status = 'curated' OR coalesce(s.author_fm, s.author_git) = ?)"
-            clauses.append(
-                "NOT EXISTS (SELECT 1 FROM relations r JOIN memories s ON s.project = r.project AND"
-                " s.id = r.src WHERE r.project = m.project AND r.dst = m.id AND r.type = 'SUPERSEDES'"
-                f" AND s.id != m.id{vis})"
-            )
-            if f.viewer is not None:
-                params.append(f.viewer)
+            sql, extra = _superseded_sql(f.viewer)
+            clauses.append(f"NOT {sql}")
+            params += extra
         return " AND ".join(clauses), params
 
     def get(self, project: str, ids: Sequence[str]) -> list[IndexedMemory]:
@@ -482,8 +491,10 @@ class SQLiteIndex:
             return []
         where, params = self._where(f)
         rows = self.db.execute(
-            f"SELECT m.id, {_BM25} AS r FROM memory_fts JOIN memories m ON m.rid = memory_fts.rowid"
-            f" WHERE memory_fts MATCH ? AND {where} ORDER BY r, m.id LIMIT ?",
+            f"WITH hits AS MATERIALIZED (SELECT rowid AS rid, {_BM25} AS r FROM memory_fts"
+            " WHERE memory_fts MATCH ?)"
+            f" SELECT m.id, hits.r FROM hits JOIN memories m ON m.rid = hits.rid"
+            f" WHERE {where} ORDER BY hits.r, m.id LIMIT ?",
             [match, *params, limit],
         ).fetchall()
         return [(r[0], round(-float(r[1]), 6)) for r in rows]
@@ -514,16 +525,9 @@ class SQLiteIndex:
     def superseded_ids(self, f: Filters) -> set[str]:
         g = Filters(**{**f.__dict__, "include_superseded": True})
         where, params = self._where(g)
-        vis = ""
-        extra: list[Any] = []
-        if f.viewer is not None:
-            vis = " AND (s.status = 'curated' OR coalesce(s.author_fm, s.author_git) = ?)"
-            extra.append(f.viewer)
+        sql, extra = _superseded_sql(f.viewer)
         rows = self.db.execute(
-            f"SELECT m.id FROM memories m WHERE {where} AND EXISTS (SELECT 1 FROM relations r JOIN"
-            " memories s ON s.project = r.project AND s.id = r.src WHERE r.project = m.project AND"
-            f" r.dst = m.id AND r.type = 'SUPERSEDES' AND s.id != m.id{vis})",
-            [*params, *extra],
+            f"SELECT m.id FROM memories m WHERE {where} AND {sql}", [*params, *extra]
         ).fetchall()
         return {r[0] for r in rows}
 
@@ -537,8 +541,9 @@ class SQLiteIndex:
         counts: dict[tuple[str, str], int] = {}
         for table, col in (("mem_topics", "topic"), ("mem_files", "file")):
             rows = self.db.execute(
-                f"SELECT o.mem_id, s.mem_id, count(*) FROM {table} s JOIN {table} o ON"
-                f" o.project = s.project AND o.{col} = s.{col} AND o.mem_id != s.mem_id"
+                f"SELECT o.mem_id, s.mem_id, count(*) FROM {table} s"
+                f" CROSS JOIN {table} o INDEXED BY {table}_{col}"
+                f" ON o.project = s.project AND o.{col} = s.{col} AND o.mem_id != s.mem_id"
                 " JOIN memories m ON m.project = o.project AND m.id = o.mem_id"
                 f" WHERE s.project = ? AND s.mem_id IN ({marks}) AND o.mem_id NOT IN ({marks})"
                 f" AND {where} GROUP BY o.mem_id, s.mem_id",
