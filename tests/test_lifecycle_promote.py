@@ -25,6 +25,7 @@ def test_promote_commits_only_memories_onto_main(repo: Path) -> None:
     head_before = git(repo, "rev-parse", "HEAD").strip()
     main_before = git(repo, "rev-parse", "main").strip()
     (repo / "app.py").write_text("print('uncommitted edit')\n")  # a dirty working tree stays as is
+    add_memory(repo, "Uncommitted memory about the emu")  # not committed: not promoted
     status_before = git(repo, "status", "--porcelain")
 
     dry = json.loads(cli(repo, "promote", "--dry-run", "--json").stdout)
@@ -33,6 +34,7 @@ def test_promote_commits_only_memories_onto_main(repo: Path) -> None:
 
     out = cli(repo, "promote")
     assert "promoted 1 memory file(s) from feature into main" in out.stdout
+    assert "1 uncommitted memory file change(s) are not included" in out.stderr
     # nothing of the user's state moved
     assert git(repo, "rev-parse", "HEAD").strip() == head_before
     assert git(repo, "symbolic-ref", "--short", "HEAD").strip() == "feature"

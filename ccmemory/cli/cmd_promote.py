@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ccmemory.cli.common import emit_json
+from ccmemory.cli.common import emit_json, notice
 
 
 @click.command("promote")
@@ -16,7 +16,8 @@ def promote_cmd(branch: str | None, dry_run: bool, as_json: bool) -> None:
 
     Commits the branch's .ccmemory/ changes (relative to where it forked from the main branch)
     onto the main branch with git plumbing: your working tree, index and current branch are not
-    touched. Refuses, changing nothing, when main changed the same memory files differently.
+    touched. Only committed changes are promoted. Refuses, changing nothing, when main changed the
+    same memory files differently.
     The usual way to promote is simply merging the branch (or its pull request).
     """
     from ccmemory.config import load_config
@@ -30,6 +31,13 @@ def promote_cmd(branch: str | None, dry_run: bool, as_json: bool) -> None:
         res = promote(vault.root, branch, configured_main=config.main_branch, dry_run=dry_run)
     except (VaultNotFound, PromoteError, GitError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
+    from ccmemory import gitstate
+
+    if res.branch == gitstate.current_branch(vault.root):
+        dirty = gitstate.git(vault.root, "status", "--porcelain", "--", ".ccmemory/", check=False)
+        n_dirty = sum(1 for line in dirty.splitlines() if line.strip().endswith(".md"))
+        if n_dirty:
+            notice(f"{n_dirty} uncommitted memory file change(s) are not included: commit them first")
     reindexed = None
     if res.new_main:
         from ccmemory.service import Service
