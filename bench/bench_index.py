@@ -34,6 +34,13 @@ WORDS = (
     "graphql pagination cursor timeout deadlock transaction isolation replica shard partition backup "
     "restore encryption tls certificate oauth jwt refresh expiry rotation feature flag rollout canary"
 ).split()
+# Realistic text: the technical words above plus 4,000 pseudo-words, drawn with Zipf frequencies
+# (a vault's vocabulary is large and skewed; 80 words in every memory would make every query
+# match every memory, which no real vault does).
+_SYL = "ka lo mi nu pe ra si to vu xe za bo ce di fu ga he ji".split()
+_PSEUDO = sorted({a + b + c for a in _SYL for b in _SYL for c in _SYL})[:4000]
+VOCAB = _PSEUDO[:200] + WORDS + _PSEUDO[200:]  # technical words at mid-frequency ranks
+ZIPF = [1.0 / (rank + 1) for rank in range(len(VOCAB))]
 QUERIES = [
     "where do login tokens live",
     "redis cache timeout",
@@ -60,6 +67,7 @@ def make_vault(root: Path, n: int, seed: int = 7) -> None:
     start = datetime(2025, 1, 1, tzinfo=UTC)
     for i in range(n):
         words = rng.sample(WORDS, 8)
+        text = rng.choices(VOCAB, weights=ZIPF, k=60)
         mtype = types[i % len(types)]
         rels = [Relation("RELATES_TO", rng.choice(ids))] if ids and rng.random() < 0.3 else []
         sup = [rng.choice(ids)] if ids and rng.random() < 0.05 else []
@@ -68,7 +76,7 @@ def make_vault(root: Path, n: int, seed: int = 7) -> None:
             type=mtype,
             title=" ".join(words[:5]).capitalize() + f" #{i}",
             created=start + timedelta(minutes=37 * i),
-            body=" ".join(rng.choices(WORDS, k=60)) + ".",
+            body=" ".join(text) + ".",
             author="bench@example.com",
             topics=words[5:7],
             files=[f"src/{words[7]}.py"],

@@ -21,6 +21,7 @@ COMMANDS: dict[str, str] = {
     "promote": "ccmemory.cli.cmd_promote:promote_cmd",
     "watch": "ccmemory.cli.cmd_watch:watch_cmd",
     "diff": "ccmemory.cli.cmd_diff:diff_cmd",
+    "site": "ccmemory.cli.cmd_site:site",
 }
 
 

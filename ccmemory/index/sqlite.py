@@ -188,43 +188,45 @@ class SQLiteIndex:
         status_of: Callable[[str], str],
         adders: dict[str, str] | None = None,
     ) -> None:
+        """Store file records, then re-derive every memory whose id they touch, set-based."""
         removed = list(removed)
+        paths = removed + [r.path for r in upserts]
 
         def work(db: sqlite3.Connection) -> None:
             affected: set[str] = set()
-            for path in removed:
-                row = db.execute(
-                    "SELECT mem_id FROM files WHERE project=? AND path=?", (project, path)
-                ).fetchone()
-                if row and row[0]:
-                    affected.add(row[0])
-                db.execute("DELETE FROM files WHERE project=? AND path=?", (project, path))
-            for rec in upserts:
-                row = db.execute(
-                    "SELECT mem_id FROM files WHERE project=? AND path=?", (project, rec.path)
-                ).fetchone()
-                if row and row[0]:
-                    affected.add(row[0])
-                mem_id = rec.memory.id if rec.memory else None
-                if mem_id:
-                    affected.add(mem_id)
-                db.execute(
-                    "INSERT OR REPLACE INTO files(project, path, mtime_ns, size, hash, mem_id, error,"
-                    " error_line, payload) VALUES (?,?,?,?,?,?,?,?,?)",
+            for start in range(0, len(paths), 500):
+                chunk = paths[start : start + 500]
+                affected.update(
+                    r[0]
+                    for r in db.execute(
+                        "SELECT mem_id FROM files WHERE project = ? AND mem_id IS NOT NULL"
+                        f" AND path IN ({','.join('?' * len(chunk))})",
+                        [project, *chunk],
+                    )
+                )
+            db.executemany(
+                "DELETE FROM files WHERE project = ? AND path = ?", [(project, p) for p in removed]
+            )
+            db.executemany(
+                "INSERT OR REPLACE INTO files(project, path, mtime_ns, size, hash, mem_id, error,"
+                " error_line, payload) VALUES (?,?,?,?,?,?,?,?,?)",
+                [
                     (
                         project,
                         rec.path,
                         rec.mtime_ns,
                         rec.size,
                         rec.hash,
-                        mem_id,
+                        rec.memory.id if rec.memory else None,
                         rec.error,
                         rec.error_line,
                         memory_payload(rec.memory) if rec.memory else None,
-                    ),
-                )
-            for mem_id in sorted(affected):
-                self._derive(db, project, mem_id, status_of, adders or {})
+                    )
+                    for rec in upserts
+                ],
+            )
+            affected.update(rec.memory.id for rec in upserts if rec.memory)
+            self._derive(db, project, sorted(affected), status_of, adders or {})
 
         self._write(work)
 
@@ -232,99 +234,113 @@ class SQLiteIndex:
         self,
         db: sqlite3.Connection,
         project: str,
-        mem_id: str,
+        ids: list[str],
         status_of: Callable[[str], str],
         adders: dict[str, str],
     ) -> None:
-        """Rebuild the memory row of one id from its winning file (first valid path)."""
-        old = db.execute("SELECT rid FROM memories WHERE project=? AND id=?", (project, mem_id)).fetchone()
-        if old:
-            db.execute("DELETE FROM memory_fts WHERE rowid=?", (old[0],))
-            db.execute("DELETE FROM memories WHERE rid=?", (old[0],))
-        for table, col in (("relations", "src"), ("mem_topics", "mem_id"), ("mem_files", "mem_id")):
-            db.execute(f"DELETE FROM {table} WHERE project=? AND {col}=?", (project, mem_id))
-        win = db.execute(
-            "SELECT path, hash, payload FROM files WHERE project=? AND mem_id=? AND error IS NULL"
-            " ORDER BY path LIMIT 1",
-            (project, mem_id),
-        ).fetchone()
-        if not win:
+        """Rebuild the rows of these ids from their winning files (first valid path per id)."""
+        if not ids:
             return
-        path, fhash, payload = win
-        d = json.loads(payload)
-        im = IndexedMemory(
-            id=d["id"],
-            type=d["type"],
-            title=d["title"],
-            body=d["body"],
-            created=d["created"],
-            path=path,
-            status=status_of(path),
-            project=project,
-            author=d.get("author"),
-            session=d.get("session"),
-            branch=d.get("branch"),
-            topics=d.get("topics") or [],
-            files=d.get("files") or [],
-            confidence=d.get("confidence"),
-            source=d.get("source"),
-            supersedes=d.get("supersedes") or [],
-            relations=[Relation(r["type"], r["target"], r.get("reason")) for r in d.get("relations") or []],
-            fields=d.get("fields") or {},
-            hash=fhash,
-        )
-        git_author = None if im.author else adders.get(path)
-        cur = db.execute(
-            "INSERT INTO memories(project, id, path, type, title, body, created, author_fm, author_git,"
-            " session, branch, confidence, source, status, fields, topics, files, supersedes,"
-            " relations, hash, text_hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                project,
-                im.id,
-                path,
-                im.type,
-                im.title,
-                im.body,
-                im.created,
-                im.author,
-                git_author,
-                im.session,
-                im.branch,
-                im.confidence,
-                im.source,
-                im.status,
-                json.dumps(im.fields, default=str, ensure_ascii=False, sort_keys=True),
-                json.dumps(im.topics, ensure_ascii=False),
-                json.dumps(im.files, ensure_ascii=False),
-                json.dumps(im.supersedes),
-                json.dumps([r.to_dict() for r in im.relations], ensure_ascii=False),
-                fhash,
-                _text_hash(im),
-            ),
-        )
-        rid = cur.lastrowid
+        db.execute("CREATE TEMP TABLE IF NOT EXISTS _aff(id TEXT PRIMARY KEY)")
+        db.execute("DELETE FROM _aff")
+        db.executemany("INSERT OR IGNORE INTO _aff(id) VALUES (?)", [(i,) for i in ids])
         db.execute(
-            "INSERT INTO memory_fts(rowid, title, body, fields) VALUES (?,?,?,?)",
-            (rid, im.title, im.body, _fields_text(im.fields, im.type)),
+            "DELETE FROM memory_fts WHERE rowid IN (SELECT rid FROM memories WHERE project = ?"
+            " AND id IN (SELECT id FROM _aff))",
+            (project,),
         )
-        edges: dict[tuple[str, str], str | None] = {}
-        for target in im.supersedes:
-            edges.setdefault(("SUPERSEDES", target), None)
-        for rel in im.relations:
-            if (rel.type, rel.target) not in edges or rel.reason:
-                edges[(rel.type, rel.target)] = rel.reason
+        for table, col in (
+            ("memories", "id"),
+            ("relations", "src"),
+            ("mem_topics", "mem_id"),
+            ("mem_files", "mem_id"),
+        ):
+            db.execute(
+                f"DELETE FROM {table} WHERE project = ? AND {col} IN (SELECT id FROM _aff)", (project,)
+            )
+        winners: dict[str, tuple[str, str, str]] = {}
+        for mem_id, path, fhash, payload in db.execute(
+            "SELECT mem_id, path, hash, payload FROM files WHERE project = ? AND error IS NULL AND"
+            " mem_id IN (SELECT id FROM _aff) ORDER BY mem_id, path",
+            (project,),
+        ):
+            winners.setdefault(mem_id, (path, fhash, payload))
+        (next_rid,) = db.execute("SELECT coalesce(max(rid), 0) + 1 FROM memories").fetchone()
+        mem_rows, fts_rows, rel_rows, topic_rows, file_rows = [], [], [], [], []
+        for mem_id in sorted(winners):
+            path, fhash, payload = winners[mem_id]
+            d = json.loads(payload)
+            im = IndexedMemory(
+                id=d["id"],
+                type=d["type"],
+                title=d["title"],
+                body=d["body"],
+                created=d["created"],
+                path=path,
+                status=status_of(path),
+                project=project,
+                author=d.get("author"),
+                session=d.get("session"),
+                branch=d.get("branch"),
+                topics=d.get("topics") or [],
+                files=d.get("files") or [],
+                confidence=d.get("confidence"),
+                source=d.get("source"),
+                supersedes=d.get("supersedes") or [],
+                relations=[
+                    Relation(r["type"], r["target"], r.get("reason")) for r in d.get("relations") or []
+                ],
+                fields=d.get("fields") or {},
+                hash=fhash,
+            )
+            rid = next_rid
+            next_rid += 1
+            mem_rows.append(
+                (
+                    rid,
+                    project,
+                    im.id,
+                    path,
+                    im.type,
+                    im.title,
+                    im.body,
+                    im.created,
+                    im.author,
+                    None if im.author else adders.get(path),
+                    im.session,
+                    im.branch,
+                    im.confidence,
+                    im.source,
+                    im.status,
+                    json.dumps(im.fields, default=str, ensure_ascii=False, sort_keys=True),
+                    json.dumps(im.topics, ensure_ascii=False),
+                    json.dumps(im.files, ensure_ascii=False),
+                    json.dumps(im.supersedes),
+                    json.dumps([r.to_dict() for r in im.relations], ensure_ascii=False),
+                    fhash,
+                    _text_hash(im),
+                )
+            )
+            fts_rows.append((rid, im.title, im.body, _fields_text(im.fields, im.type)))
+            edges: dict[tuple[str, str], str | None] = {}
+            for target in im.supersedes:
+                edges.setdefault(("SUPERSEDES", target), None)
+            for rel in im.relations:
+                if (rel.type, rel.target) not in edges or rel.reason:
+                    edges[(rel.type, rel.target)] = rel.reason
+            rel_rows += [(project, im.id, t, dst, reason) for (t, dst), reason in sorted(edges.items())]
+            topic_rows += [(project, im.id, normalise_topic(t)) for t in im.topics if t.strip()]
+            file_rows += [(project, im.id, f.strip()) for f in im.files if f.strip()]
         db.executemany(
-            "INSERT INTO relations(project, src, type, dst, reason) VALUES (?,?,?,?,?)",
-            [(project, im.id, t, dst, reason) for (t, dst), reason in sorted(edges.items())],
+            "INSERT INTO memories(rid, project, id, path, type, title, body, created, author_fm, author_git,"
+            " session, branch, confidence, source, status, fields, topics, files, supersedes,"
+            " relations, hash, text_hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            mem_rows,
         )
-        db.executemany(
-            "INSERT OR IGNORE INTO mem_topics(project, mem_id, topic) VALUES (?,?,?)",
-            [(project, im.id, normalise_topic(t)) for t in im.topics if t.strip()],
-        )
-        db.executemany(
-            "INSERT OR IGNORE INTO mem_files(project, mem_id, file) VALUES (?,?,?)",
-            [(project, im.id, f.strip()) for f in im.files if f.strip()],
-        )
+        db.executemany("INSERT INTO memory_fts(rowid, title, body, fields) VALUES (?,?,?,?)", fts_rows)
+        db.executemany("INSERT INTO relations(project, src, type, dst, reason) VALUES (?,?,?,?,?)", rel_rows)
+        db.executemany("INSERT OR IGNORE INTO mem_topics(project, mem_id, topic) VALUES (?,?,?)", topic_rows)
+        db.executemany("INSERT OR IGNORE INTO mem_files(project, mem_id, file) VALUES (?,?,?)", file_rows)
 
     def refresh_status(
         self, project: str, status_of: Callable[[str], str], adders: dict[str, str] | None = None
