@@ -272,7 +272,7 @@ class Watcher:
         if self._ident() is not None and self._svc is not None:
             try:
                 report = self._svc.reindex()
-                if self.embed:
+                if self.embed and (report.added or report.updated):
                     self._svc.embed_missing()
             except Exception as exc:  # keep watching; the next pass retries
                 self.on_notice(f"reindex failed: {type(exc).__name__}: {exc}")
