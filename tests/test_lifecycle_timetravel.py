@@ -47,3 +47,26 @@ def test_search_and_show_at_a_tag(repo: Path) -> None:
     assert git(repo, "status", "--porcelain") == status_before
     assert git(repo, "rev-parse", "HEAD") == head_before
     assert index_db.stat().st_mtime_ns == db_before  # --at never wrote to the live index
+
+
+def test_snapshot_reuses_cached_embeddings_from_the_live_index(repo: Path) -> None:
+    import numpy as np
+
+    from ccmemory.config import load_config
+    from ccmemory.index.sqlite import SQLiteIndex
+    from ccmemory.lifecycle.timetravel import build_snapshot
+
+    add_memory(repo, "Embedded memory about the numbat")
+    commit_all(repo, "one")
+    git(repo, "tag", "t1")
+    add_memory(repo, "Only in the snapshot? no, only later: the quoll")
+    reindex(repo)
+    config = load_config(repo)
+    live = SQLiteIndex(repo / ".ccmemory" / "local" / "index.db")
+    todo = live.missing_vectors(config.project, "fake-embedder")
+    assert len(todo) == 2
+    live.store_vectors("fake-embedder", 4, [(h, np.ones(4, dtype=np.float32)) for h, _ in todo])
+    live.close()
+    snap = build_snapshot(repo, "t1", config)
+    assert snap.count == 1
+    assert snap.index.missing_vectors(config.project, "fake-embedder") == []  # nothing to re-embed

@@ -13,6 +13,7 @@ Without a main branch everything counts as curated.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -59,7 +60,30 @@ def build_snapshot(root: Path, rev: str, config: Config) -> Snapshot:
 
     index = SQLiteIndex(":memory:")
     index.apply(config.project, list(records.values()), [], status_of, None)
+    _reuse_vectors(index, root / ".ccmemory" / "local" / "index.db")
     return Snapshot(rev, commit, index, base, len(records))
+
+
+def _reuse_vectors(index: SQLiteIndex, live_db: Path) -> None:
+    """Copy cached embeddings (keyed by embedder and content hash) from the live SQLite index, so
+    hybrid search at REV embeds only texts the live index has never seen. Read only; best effort."""
+    if not live_db.exists():
+        return
+    try:
+        index.db.execute("ATTACH DATABASE ? AS live", (str(live_db),))
+    except Exception:
+        return
+    try:
+        index.db.execute(
+            "INSERT OR IGNORE INTO main.vectors(embedder, text_hash, dim, vec)"
+            " SELECT v.embedder, v.text_hash, v.dim, v.vec FROM live.vectors v"
+            " WHERE v.text_hash IN (SELECT text_hash FROM main.memories)"
+        )
+    except Exception:
+        pass
+    finally:
+        with contextlib.suppress(Exception):
+            index.db.execute("DETACH DATABASE live")
 
 
 def open_service_at(start: Path | None, rev: str) -> tuple[Service, Snapshot]:
