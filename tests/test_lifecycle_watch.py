@@ -197,3 +197,23 @@ def test_periodic_reconcile(repo: Path) -> None:
     finally:
         w.stop()
     assert wait_for(lambda: w.proc.poll() is not None, timeout=5)
+
+
+def test_waits_while_a_git_command_holds_the_index_lock(repo: Path) -> None:
+    add_memory(repo, "Initial memory about the kookaburra")
+    commit_all(repo, "base")
+    w = WatchProc(repo, "--reconcile", "0", "--debounce", "0.2", "--max-delay", "0.5")
+    try:
+        w.wait_pass(lambda p: p["reason"] == "start")
+        lock = repo / ".git" / "index.lock"
+        lock.write_text("")  # as if a long checkout were running
+        for i in range(3):
+            add_memory(repo, f"Written during a slow checkout {i} cassowary")
+            time.sleep(0.4)
+        assert w.drain(quiet=1.0) == []  # nothing indexed while git is busy
+        lock.unlink()
+        p = w.wait_pass(lambda p: True, timeout=10)
+        assert p["added"] == 3  # one pass, the final state
+        assert len(search(repo, "cassowary")) == 3
+    finally:
+        w.stop()

@@ -9,7 +9,9 @@ What is watched (watchdog, inotify on Linux):
 Every relevant event only marks the index dirty. The main loop runs ONE incremental reindex once
 events have been quiet for `debounce` seconds (or at the latest `max_delay` seconds after the first
 of a burst), so an editor's save-by-rename (write temp file, rename over) or the hundreds of events
-of a checkout or pull coalesce into a single reindex. The incremental reindex compares the whole
+of a checkout or pull coalesce into a single reindex. While a git command holds `.git/index.lock`
+(a checkout, merge or pull still writing files) the pass waits for it to finish (at most 30 s), so
+even a slow checkout is indexed once, in its final state. The incremental reindex compares the whole
 folder with the index (path, mtime, size, hash), so it cannot miss a file whatever events were
 dropped or merged; it also runs every `reconcile` seconds regardless, so the index never goes stale
 while the watcher is alive. If `.ccmemory/` disappears and comes back (a checkout of a branch
@@ -36,6 +38,7 @@ from ccmemory import gitstate
 from ccmemory.vault import LOCAL_DIR, VAULT_DIR
 
 LOCK_NAME = "watch.lock"
+BUSY_CAP = 30.0  # seconds a pass may wait for a git command holding index.lock
 
 
 class AlreadyWatching(Exception):
@@ -130,6 +133,7 @@ class Watcher:
         self._last_pass = time.monotonic()
         self.git_paths: set[str] = set()
         self.git_prefixes: tuple[str, ...] = ()
+        self.git_index_lock: Path | None = None
 
     # --- events ---------------------------------------------------------------------------------
     def _relevant(self, path: str) -> str | None:
@@ -221,6 +225,9 @@ class Watcher:
         self._attached = True
         self.notify(str(self.vault_dir))
 
+    def _git_busy(self) -> bool:
+        return self.git_index_lock is not None and self.git_index_lock.exists()
+
     def _git_dirs(self) -> tuple[Path | None, Path | None]:
         if not gitstate.is_repo(self.root):
             return None, None
@@ -240,6 +247,7 @@ class Watcher:
         gdir, cdir = self._git_dirs()
         if gdir is not None and cdir is not None:
             self.git_paths = {str(gdir / "HEAD"), str(cdir / "packed-refs")}
+            self.git_index_lock = gdir / "index.lock"
             self.git_prefixes = (str(cdir / "refs") + os.sep,)
             self._observer.schedule(handler, str(gdir), recursive=False)
             if cdir != gdir:
@@ -286,9 +294,13 @@ class Watcher:
         """One step of the loop: maybe re-attach, maybe reindex. Returns the pass if one ran."""
         self._check_vault()
         now = time.monotonic()
+        busy = self._git_busy()
         with self._mutex:
             p = self._pending
-            due = p.dirty and (now - p.last >= self.debounce or now - p.first >= self.max_delay)
+            if busy:  # a checkout/merge/pull is still writing: wait for it (bounded)
+                due = p.dirty and now - p.first >= BUSY_CAP
+            else:
+                due = p.dirty and (now - p.last >= self.debounce or now - p.first >= self.max_delay)
             if due:
                 reason, events = "+".join(sorted(p.reasons)), p.events
                 self._pending = _Pending()
