@@ -15,13 +15,14 @@ if TYPE_CHECKING:
     from ccmemory.service import ContextResult, Service
 
 
-def _line(m: IndexedMemory) -> str:
+def _line(m: IndexedMemory, stale: set[str] | frozenset[str] = frozenset()) -> str:
     extra = ""
     if m.type == "correction" and m.fields.get("right_belief"):
         extra = f" → {m.fields['right_belief']}"
     elif m.type == "failed_approach" and m.fields.get("lesson"):
         extra = f" — lesson: {m.fields['lesson']}"
     flag = "" if m.status == "curated" else " (developmental)"
+    flag += " (may be stale)" if m.id in stale else ""
     text = f"- [{m.type}] {m.title}{extra} `{m.id}`{flag}"
     return " ".join(text.split())[:400]
 
@@ -56,6 +57,9 @@ def build_context(svc: Service, budget_tokens: int, *, task: str | None = None) 
         "One line per memory; `ccmemory show <id>` or the MCP tools `search`/`trace_decision` give "
         "the full text.\n"
     )
+    from ccmemory.lifecycle.staleness import for_indexed
+
+    stale = set(for_indexed(svc.vault.root, [m for _, ms in sections for m in ms], svc.config.raw))
     out = [header]
     used = estimate_tokens(header)
     ids: list[str] = []
@@ -65,7 +69,7 @@ def build_context(svc: Service, budget_tokens: int, *, task: str | None = None) 
         for m in mems:
             if m.id in seen:
                 continue
-            line = _line(m) + "\n"
+            line = _line(m, stale) + "\n"
             cost = estimate_tokens(line)
             head_cost = 0 if lines else estimate_tokens(f"\n## {title}\n")
             if used + cost + head_cost > budget_tokens:

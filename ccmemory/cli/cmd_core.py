@@ -58,11 +58,15 @@ def init_vault(root: Path) -> list[str]:
 
 @click.command()
 @click.argument("path", required=False, type=click.Path(file_okay=False, path_type=Path))
-def init(path: Path | None) -> None:
+@click.option("--no-git-hooks", is_flag=True, help="Do not install the reindexing git hooks.")
+def init(path: Path | None, no_git_hooks: bool) -> None:
     """Set up .ccmemory/ in a repository (default: the git top level of the current folder).
 
     Creates .ccmemory/README.md and config.yaml, the git-ignored .ccmemory/local/ folder for the
     index and logs, and builds the index. Safe to run again.
+
+    In a git repository it also installs post-merge, post-checkout and post-rewrite hooks that
+    reindex in the background (honouring core.hooksPath and chaining existing hooks).
     """
     from ccmemory import gitstate
 
@@ -72,6 +76,11 @@ def init(path: Path | None) -> None:
     root.mkdir(parents=True, exist_ok=True)
     for line in init_vault(root):
         click.echo(line)
+    if not no_git_hooks and gitstate.is_repo(root):
+        from ccmemory.lifecycle.githooks import install
+
+        for line in install(root):
+            click.echo(line)
     from ccmemory.service import Service
     from ccmemory.vault import Vault
 
@@ -206,9 +215,14 @@ def new(
 @click.command()
 @click.argument("ref")
 @click.option("--json", "as_json", is_flag=True)
-def show(ref: str, as_json: bool) -> None:
+@click.option("--at", metavar="REV", help="Show the memory as it stood at REV (tag, commit, branch).")
+def show(ref: str, as_json: bool, at: str | None) -> None:
     """Show one memory by id, id prefix (≥ 4 characters) or file path, with what git and the
     index know about it: status, relations in both directions, what supersedes it."""
+    if at:
+        from ccmemory.cli.at import show_at
+
+        return show_at(ref, at, as_json)
     with service() as svc:
         ids = svc.resolve(ref)
         if len(ids) > 1:
@@ -249,11 +263,18 @@ def show(ref: str, as_json: bool) -> None:
 @click.command()
 @click.option("--json", "as_json", is_flag=True)
 @click.option("--strict", is_flag=True, help="Treat warnings as errors.")
-def check(as_json: bool, strict: bool) -> None:
+@click.option(
+    "--base",
+    metavar="REV",
+    help="Also compare with REV (e.g. origin/main): warn about new memories that duplicate or "
+    "contradict curated ones.",
+)
+def check(as_json: bool, strict: bool, base: str | None) -> None:
     """Validate every memory file; print `path:line: problem` and exit 1 on any error.
 
     Works without the index (usable in pre-commit and CI). Warnings (unknown relation targets,
-    ids that are not ULIDs) do not fail the check unless --strict.
+    ids that are not ULIDs, memories that may be stale because their code changed a lot since)
+    do not fail the check unless --strict. A possible secret in a memory file is an error.
     """
     from ccmemory.checks import check_vault
     from ccmemory.vault import Vault, VaultNotFound
@@ -263,6 +284,17 @@ def check(as_json: bool, strict: bool) -> None:
     except VaultNotFound as exc:
         raise click.ClickException(str(exc)) from None
     findings = check_vault(vault)
+    from ccmemory.config import load_config
+    from ccmemory.gitstate import GitError
+    from ccmemory.lifecycle.review import lifecycle_findings
+
+    try:
+        findings = sorted(
+            findings + lifecycle_findings(vault, base, load_config(vault.root).raw),
+            key=lambda f: (f.path, f.line, f.level, f.message),
+        )
+    except (GitError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from None
     errors = [f for f in findings if f.level == "error" or strict]
     if as_json:
         emit_json([f.as_dict() for f in findings])

@@ -34,6 +34,7 @@ from ccmemory.model import TYPES
 )
 @click.option("--explain", is_flag=True, help="Show each result's score parts.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array, best first.")
+@click.option("--at", metavar="REV", help="Search the memories as they stood at REV (tag, commit, branch).")
 def search_cmd(
     query: str,
     types: tuple[str, ...],
@@ -47,13 +48,18 @@ def search_cmd(
     mode: str,
     explain: bool,
     as_json: bool,
+    at: str | None,
 ) -> None:
     """Find memories by words and meaning. The query is plain text: quotes, *, -, AND, NEAR and
     parentheses are searched as words, never as query syntax.
 
-    Each result cites its id, file path and ccmemory://memory/<id>.
+    Each result cites its id, file path and ccmemory://memory/<id>. A memory whose code files
+    changed a lot since it was committed is marked "may be stale".
     """
-    with service() as svc:
+    from ccmemory.cli.at import service_at
+    from ccmemory.lifecycle.staleness import for_indexed
+
+    with service_at(at) if at else service() as svc:
         f = svc.filters(
             types=list(types) or None,
             topics=list(topics) or None,
@@ -66,8 +72,13 @@ def search_cmd(
         resp = svc.search(query, f, limit=limit, mode=mode)
         for n in resp.notices:
             notice(n)
+        stale = {} if at else for_indexed(svc.vault.root, [h.memory for h in resp.hits], svc.config.raw)
         if as_json:
-            emit_json([h.to_dict(explain) for h in resp.hits])
+            items = [h.to_dict(explain) for h in resp.hits]
+            for item in items:
+                if item["id"] in stale:
+                    item["stale"] = stale[item["id"]].reason()
+            emit_json(items)
             return
         if not resp.hits:
             click.echo("no matching memories")
@@ -75,6 +86,8 @@ def search_cmd(
         for h in resp.hits:
             m = h.memory
             flag = "" if m.status == "curated" else click.style(" [developmental]", fg="yellow")
+            if m.id in stale:
+                flag += click.style(" [may be stale]", fg="red")
             click.echo(f"{h.score:.4f}  " + click.style(f"[{m.type}] {m.title}", bold=True) + flag)
             click.echo(f"        {m.id}  {display_path(svc.vault.root, m.path)}")
             if h.via:

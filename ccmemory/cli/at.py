@@ -1,0 +1,68 @@
+"""`--at REV` for search and show: a Service over the memories as they stood at a revision."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import click
+
+from ccmemory.cli.common import display_path, emit_json, notice
+
+
+@contextmanager
+def service_at(rev: str, *, quiet: bool = False) -> Iterator[Any]:
+    with snapshot_service(rev, quiet=quiet) as (svc, _commit):
+        yield svc
+
+
+@contextmanager
+def snapshot_service(rev: str, *, quiet: bool = False) -> Iterator[tuple[Any, str]]:
+    from ccmemory.gitstate import GitError
+    from ccmemory.lifecycle.timetravel import open_service_at
+    from ccmemory.vault import VaultNotFound
+
+    try:
+        svc, snap = open_service_at(None, rev)
+    except (VaultNotFound, GitError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from None
+    if not quiet:
+        base = f"curated = in main at {snap.status_base[:10]}" if snap.status_base else "all curated"
+        notice(f"as of {rev} ({snap.commit[:10]}): {snap.count} memory files; {base}")
+    try:
+        yield svc, snap.commit
+    finally:
+        with contextlib.suppress(Exception):
+            svc.close()
+
+
+def show_at(ref: str, rev: str, as_json: bool) -> None:
+    """`ccmemory show REF --at REV`: the memory's file as it was at REV (read from git)."""
+    from dataclasses import asdict
+
+    from ccmemory.lifecycle.gitread import text_at
+
+    with snapshot_service(rev, quiet=as_json) as (svc, commit):
+        ids = svc.resolve(ref)
+        if len(ids) > 1:
+            raise click.ClickException(f"{ref!r} matches {len(ids)} memories at {rev}: {', '.join(ids[:10])}")
+        m = svc.get(ref)
+        if m is None:
+            raise click.ClickException(f"no memory {ref!r} at {rev}")
+        edges = svc.index.edges(svc.project, [m.id])
+        sup = [e.src for e in edges if e.dst == m.id and e.type == "SUPERSEDES"]
+        text = text_at(svc.vault.root, commit, m.path)
+        if as_json:
+            data = asdict(m)
+            data.update(uri=m.uri, superseded_by=sup, at=rev, commit=commit, text=text)
+            emit_json(data)
+            return
+        click.secho(m.title, bold=True)
+        click.echo(f"{m.type} · {m.status} at {rev} · {m.created} · {m.author or 'unknown author'}")
+        click.echo(f"{m.id}  {display_path(svc.vault.root, m.path)}  {m.uri}")
+        if sup:
+            click.secho(f"superseded by (at {rev}): {', '.join(sup)}", fg="yellow")
+        click.echo("")
+        click.echo(text if text is not None else m.body)

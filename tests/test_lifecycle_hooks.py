@@ -1,0 +1,156 @@
+"""Git hooks: installation (core.hooksPath, chaining, idempotence) and the background reindex after
+a pull or a merge, with no manual reindex."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+from ccmemory.lifecycle import githooks
+from tests.conftest import git, init_git
+from tests.lifecycle_util import add_memory, cli, commit_all, search, wait_for
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_shipped_hooks_match_the_installer() -> None:
+    for name in githooks.HOOK_NAMES:
+        shipped = REPO / "hooks" / name
+        assert shipped.read_text() == githooks.render(name, None)
+        assert os.access(shipped, os.X_OK)
+
+
+def test_init_installs_hooks_idempotently_and_can_skip(tmp_path: Path) -> None:
+    root = init_git(tmp_path / "r")
+    out = cli(root, "init").stdout
+    assert out.count("installed git hook") == 3
+    for name in githooks.HOOK_NAMES:
+        text = (root / ".git" / "hooks" / name).read_text()
+        assert githooks.MARKER in text
+    again = cli(root, "init").stdout
+    assert "git hook" not in again  # nothing to do the second time
+    other = init_git(tmp_path / "o")
+    cli(other, "init", "--no-git-hooks")
+    assert not (other / ".git" / "hooks" / "post-merge").exists()
+
+
+def test_honours_core_hookspath_and_chains_an_existing_hook(tmp_path: Path) -> None:
+    root = init_git(tmp_path / "r")
+    git(root, "config", "core.hooksPath", "githooks")
+    hooks = root / "githooks"
+    hooks.mkdir()
+    marker = tmp_path / "old-hook-ran"
+    old = hooks / "post-checkout"
+    old.write_text(f'#!/bin/sh\necho "$@" >> {marker}\nexit 0\n')
+    old.chmod(0o755)
+    cli(root, "init")
+    assert githooks.MARKER in (hooks / "post-checkout").read_text()
+    assert "echo" in (hooks / "post-checkout.pre-ccmemory").read_text()
+    assert not (root / ".git" / "hooks" / "post-checkout").exists()
+    cli(root, "init")  # idempotent: the chained hook is not wrapped twice
+    assert githooks.MARKER not in (hooks / "post-checkout.pre-ccmemory").read_text()
+    commit_all(root, "init")
+    git(root, "checkout", "-q", "-b", "other")
+    assert wait_for(lambda: marker.exists(), timeout=10)
+    args = marker.read_text().split()
+    assert args[-1] == "1"  # the old hook got git's arguments
+
+
+def test_chained_hook_exit_status_is_passed_on_but_ours_never_fails(tmp_path: Path) -> None:
+    root = init_git(tmp_path / "r")
+    (root / "f").write_text("x")
+    commit_all(root, "one")
+    hooks = root / ".git" / "hooks"
+    old = hooks / "post-checkout"
+    old.write_text("#!/bin/sh\nexit 3\n")
+    old.chmod(0o755)
+    before = subprocess.run(["git", "checkout", "-q", "-b", "w"], cwd=root, capture_output=True)
+    assert before.returncode != 0
+    cli(root, "init")
+    commit_all(root, "init")
+    proc = subprocess.run(["git", "checkout", "-q", "-b", "x"], cwd=root, capture_output=True)
+    assert proc.returncode == before.returncode  # exactly what git did before ccmemory was installed
+    (hooks / "post-checkout.pre-ccmemory").unlink()
+    # a hook pinned to a Python that no longer exists, with no ccmemory on PATH: a silent no-op
+    ours = hooks / "post-checkout"
+    ours.write_text(githooks.render("post-checkout", "/nonexistent/python"))
+    ours.chmod(0o755)
+    env = {**os.environ, "PATH": "/usr/bin:/bin"}
+    started = time.monotonic()
+    proc = subprocess.run(["git", "checkout", "-q", "main"], cwd=root, capture_output=True, env=env)
+    assert proc.returncode == 0 and proc.stderr == b""
+    assert time.monotonic() - started < 5
+
+
+def _clone_with_hooks(tmp_path: Path) -> tuple[Path, Path, Path]:
+    alice = init_git(tmp_path / "alice")
+    cli(alice, "init", "--no-git-hooks")
+    add_memory(alice, "First memory about the pademelon")
+    commit_all(alice, "base")
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "clone", "-q", "--bare", str(alice), str(remote))
+    git(alice, "remote", "add", "origin", str(remote))
+    git(alice, "fetch", "-q", "origin")
+    bob = tmp_path / "bob"
+    git(tmp_path, "clone", "-q", str(remote), str(bob))
+    git(bob, "config", "user.email", "bob@example.com")
+    git(bob, "config", "user.name", "Bob")
+    out = cli(bob, "init").stdout
+    assert "installed git hook" in out
+    return alice, remote, bob
+
+
+def test_pull_updates_content_and_status_without_manual_reindex(tmp_path: Path) -> None:
+    alice, _remote, bob = _clone_with_hooks(tmp_path)
+    mid, _ = add_memory(alice, "Pulled memory about the potoroo")
+    commit_all(alice, "potoroo")
+    git(alice, "push", "-q", "origin", "main")
+    started = time.monotonic()
+    git(bob, "pull", "-q", "--no-rebase", "origin", "main")
+    assert time.monotonic() - started < 10  # git is not held up by the reindex
+    assert wait_for(lambda: mid in search(bob, "potoroo"), timeout=30)
+    assert search(bob, "potoroo")[mid]["status"] == "curated"
+    log = (bob / ".ccmemory" / "local" / "githooks.log").read_text()
+    assert "reindex: added 1" in log
+
+
+def test_merge_and_branch_switch_refresh_status_in_the_background(tmp_path: Path) -> None:
+    root = init_git(tmp_path / "r")
+    cli(root, "init")
+    commit_all(root, "init")
+    git(root, "checkout", "-q", "-b", "feat")
+    mid, _ = add_memory(root, "Hooked memory about the bettong")
+    commit_all(root, "bettong")
+    cli(root, "reindex", "--no-embed")
+    assert search(root, "bettong")[mid]["status"] == "developmental"
+    git(root, "checkout", "-q", "main")  # post-checkout: the memory leaves the working tree
+    assert wait_for(lambda: mid not in search(root, "bettong"), timeout=30)
+    git(root, "merge", "-q", "--no-ff", "-m", "merge feat", "feat")  # post-merge
+    assert wait_for(lambda: search(root, "bettong").get(mid, {}).get("status") == "curated", timeout=30)
+
+
+def test_rebase_and_amend_run_the_post_rewrite_reindex(tmp_path: Path) -> None:
+    root = init_git(tmp_path / "r")
+    cli(root, "init")
+    commit_all(root, "init")
+    git(root, "checkout", "-q", "-b", "feat")
+    mid, _ = add_memory(root, "Rebased memory about the quokka")
+    commit_all(root, "feat")
+    git(root, "checkout", "-q", "main")
+    main_mid, _ = add_memory(root, "Main memory about the quokka")
+    commit_all(root, "main")
+    git(root, "checkout", "-q", "feat")
+    log = root / ".ccmemory" / "local" / "githooks.log"
+    assert wait_for(lambda: log.exists() and "reindex:" in log.read_text(), timeout=30)
+    git(root, "rebase", "-q", "main")
+    assert wait_for(
+        lambda: {mid, main_mid} <= set(search(root, "quokka"))
+        and search(root, "quokka")[main_mid]["status"] == "curated"
+        and search(root, "quokka")[mid]["status"] == "developmental",
+        timeout=30,
+    )
+    runs = log.read_text().count("reindex:")
+    git(root, "commit", "-q", "--amend", "-m", "feat, reworded")  # post-rewrite (amend)
+    assert wait_for(lambda: log.read_text().count("reindex:") > runs, timeout=30)

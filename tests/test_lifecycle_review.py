@@ -1,0 +1,197 @@
+"""Review support: memory-level diff, check --base (duplicates, contradictions, secrets), staleness."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ccmemory.lifecycle.secrets import find_secrets
+from ccmemory.lifecycle.staleness import MemoryFiles, compute
+from ccmemory.model import Relation
+from tests.conftest import git
+from tests.lifecycle_util import add_memory, cli, commit_all, search
+
+
+def test_diff_lists_memory_level_changes_without_touching_the_worktree(repo: Path) -> None:
+    keep, rel_keep = add_memory(repo, "Kept decision about the quokka")
+    gone, _ = add_memory(repo, "Removed decision about the numbat")
+    old, _ = add_memory(repo, "Old decision about the dunnart")
+    moved, rel_moved = add_memory(repo, "Moved fact about the bilby", "fact")
+    commit_all(repo, "base")
+    git(repo, "checkout", "-q", "-b", "feat")
+    new, rel_new = add_memory(repo, "New decision about the dunnart", supersedes=[old])
+    p = repo / rel_keep
+    p.write_text(p.read_text().replace("Kept decision about the quokka", "Kept decision about the quokka v2"))
+    (repo / _path_of(repo, gone)).unlink()
+    (repo / ".ccmemory/facts/sub").mkdir()
+    git(repo, "mv", rel_moved, ".ccmemory/facts/sub/moved.md")
+    bad = repo / ".ccmemory/decisions/2026-11-21-broken.md"
+    bad.write_text("---\ntitle: [unclosed\n---\nbody\n")
+    commit_all(repo, "feature")
+    (repo / "untracked-note.txt").write_text("dirty")
+    status_before = git(repo, "status", "--porcelain")
+
+    data = json.loads(cli(repo, "diff", "--format", "json").stdout)
+    assert [r["id"] for r in data["added"]] == [new]
+    assert [r["id"] for r in data["edited"]] == [keep] and "title" in data["edited"][0]["detail"]
+    assert [r["id"] for r in data["removed"]] == [gone]
+    assert [r["id"] for r in data["moved"]] == [moved]
+    assert [r["id"] for r in data["superseded"]] == [old] and new in data["superseded"][0]["detail"]
+    assert [r["path"] for r in data["invalid"]] == [".ccmemory/decisions/2026-11-21-broken.md"]
+
+    md = cli(repo, "diff", "main..feat", "--format", "markdown").stdout
+    assert md.startswith("## Memory changes")
+    assert "### Added" in md and "New decision about the dunnart" in md and rel_new in md
+    assert "### Newly superseded" in md
+    text = cli(repo, "diff", "main").stdout
+    assert f"+ [decision] New decision about the dunnart  {new}" in text
+    assert git(repo, "status", "--porcelain") == status_before
+    # the other direction: what main lacks
+    back = json.loads(cli(repo, "diff", "feat..main", "--json").stdout)
+    assert [r["id"] for r in back["removed"]] == [new]
+
+
+def _path_of(repo: Path, mid: str) -> str:
+    for p in (repo / ".ccmemory").rglob("*.md"):
+        if mid in p.read_text():
+            return p.relative_to(repo).as_posix()
+    raise AssertionError(mid)
+
+
+def test_check_base_flags_duplicates_and_contradictions_as_warnings(repo: Path) -> None:
+    cur, _ = add_memory(repo, "Store auth tokens in httpOnly cookies")
+    conflicted, _ = add_memory(repo, "Deploy with blue green releases", body="Blue green deploys only.")
+    fact, _ = add_memory(
+        repo,
+        "The API rate limit is per user",
+        "fact",
+        body="The public API limits requests per user account.",
+    )
+    corr, _ = add_memory(
+        repo,
+        "Migrations are not run automatically",
+        "correction",
+        fields={
+            "wrong_belief": "database migrations run automatically on deploy",
+            "right_belief": "run them",
+        },
+    )
+    commit_all(repo, "curated")
+    git(repo, "checkout", "-q", "-b", "feat")
+    add_memory(repo, "Store auth tokens in httpOnly cookie")  # near-identical title
+    add_memory(repo, "Canary releases", relations=[Relation("CONFLICTS_WITH", conflicted, "we changed")])
+    add_memory(
+        repo,
+        "Rate limiting is per API key",
+        "correction",
+        fields={"wrong_belief": "the public API limits requests per user account", "right_belief": "per key"},
+    )
+    add_memory(
+        repo, "Deploy notes", "insight", body="Remember: database migrations run automatically on deploy."
+    )
+    ok, _ = add_memory(repo, "An unrelated decision about logging format", body="Use JSON lines for logs.")
+    replaced, _ = add_memory(repo, "Store auth tokens in httpOnly cookies!", supersedes=[cur])
+    commit_all(repo, "feature memories")
+
+    proc = cli(repo, "check", "--base", "main", "--json")
+    assert proc.returncode == 0  # warnings only
+    findings = json.loads(proc.stdout)
+    msgs = [f["message"] for f in findings if f["level"] == "warning"]
+    assert any(f"duplicates curated decision {cur}" in m and "similar title" in m for m in msgs)
+    assert any(f"contradicts curated decision {conflicted}" in m and "CONFLICTS_WITH" in m for m in msgs)
+    assert any(f"contradicts curated fact {fact}" in m and "wrong belief" in m for m in msgs)
+    assert any(f"contradicts curated correction {corr}" in m for m in msgs)
+    by_path = {f["path"] for f in findings}
+    assert _path_of(repo, ok) not in by_path  # nothing against an unrelated memory
+    assert _path_of(repo, replaced) not in by_path  # an explicit supersede is not a duplicate
+    assert cli(repo, "check", "--base", "main", "--strict", check=False).returncode == 1
+
+
+def test_check_fails_on_secrets_and_names_the_line(repo: Path) -> None:
+    add_memory(repo, "Clean memory")
+    commit_all(repo, "base")
+    _, rel = add_memory(
+        repo, "Connect to the staging database", body="Use postgres://app:s3cr3tPass@db/staging"
+    )
+    proc = cli(repo, "check", "--base", "main", check=False)
+    assert proc.returncode == 1
+    line = next(ln for ln in proc.stdout.splitlines() if "possible secret" in ln)
+    assert line.startswith(f"{rel}:") and "s3cr3tPass" not in proc.stdout
+    assert cli(repo, "check", check=False).returncode == 1  # also without --base
+
+
+def test_builtin_secret_patterns() -> None:
+    samples = {
+        "aws_access_key": "AKIAIOSFODNN7EXAMPLE",
+        "github_token": "ghp_" + "a1B2" * 9,
+        "slack_token": "xoxb-123456789012-abcdefghij",
+        "anthropic_key": "sk-ant-api03-" + "x" * 30,
+        "private_key": "-----BEGIN OPENSSH PRIVATE KEY-----",
+        "jwt": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+    }
+    for kind, value in samples.items():
+        assert find_secrets(f"some text {value} more"), kind
+    assert not find_secrets("postgres://user:<password>@host/db and a plain sentence about sk tokens")
+
+
+def test_staleness_from_code_changes(repo: Path) -> None:
+    src = repo / "src"
+    src.mkdir()
+    (src / "auth.py").write_text("\n".join(f"line {i}" for i in range(10)) + "\n")
+    (src / "db.py").write_text("x = 1\n")
+    (src / "gone.py").write_text("y = 1\n")
+    commit_all(repo, "code")
+    stale_big, _ = add_memory(repo, "Auth design wallaroo", files=["src/auth.py"])
+    small, _ = add_memory(repo, "DB design wallaroo", files=["src/db.py"])
+    removed, _ = add_memory(repo, "Gone design wallaroo", files=["src/gone.py"])
+    folder, _ = add_memory(repo, "Src folder wallaroo", files=["src/"])
+    commit_all(repo, "memories")
+    (src / "auth.py").write_text("\n".join(f"new line {i}" for i in range(60)) + "\n")
+    (src / "db.py").write_text("x = 2\n")
+    git(repo, "rm", "-q", "src/gone.py")
+    commit_all(repo, "refactor")
+    uncommitted, _ = add_memory(repo, "Fresh wallaroo", files=["src/auth.py"])
+
+    mems = [
+        MemoryFiles(i, _path_of(repo, i), (f,))
+        for i, f in (
+            (stale_big, "src/auth.py"),
+            (small, "src/db.py"),
+            (removed, "src/gone.py"),
+            (folder, "src/"),
+            (uncommitted, "src/auth.py"),
+        )
+    ]
+    found = compute(repo, mems, threshold=50)
+    assert set(found) == {stale_big, removed, folder}
+    assert found[stale_big].lines == 70  # 10 deleted + 60 added
+    assert found[removed].missing == ["src/gone.py"]
+    # re-confirming the memory (committing it again) clears the mark
+    p = repo / _path_of(repo, stale_big)
+    p.write_text(p.read_text().replace("Auth design wallaroo", "Auth design wallaroo (checked)"))
+    commit_all(repo, "re-confirm")
+    assert stale_big not in compute(repo, mems, threshold=50)
+
+    # surfaced in check, search and context
+    chk = cli(repo, "check")
+    assert chk.returncode == 0 and "may be stale" in chk.stdout and "src/gone.py" in chk.stdout
+    cli(repo, "reindex", "--no-embed")
+    hits = search(repo, "wallaroo")
+    assert "no longer exist" in hits[removed]["stale"]
+    assert "stale" not in hits[small] and "stale" not in hits[stale_big]
+    ctx = json.loads(cli(repo, "context", "--json").stdout)["text"]
+    assert "Gone design wallaroo" in ctx and "(may be stale)" in ctx
+
+
+def test_stale_threshold_is_configurable(repo: Path) -> None:
+    (repo / "a.py").write_text("a\n")
+    commit_all(repo, "code")
+    _mid, _ = add_memory(repo, "About a.py", files=["a.py"])
+    commit_all(repo, "memory")
+    (repo / "a.py").write_text("a\nb\nc\n")
+    commit_all(repo, "tiny change")
+    cfg = repo / ".ccmemory" / "config.yaml"
+    cfg.write_text(cfg.read_text() + "\nstale_lines: 2\n")
+    assert "may be stale" in cli(repo, "check").stdout
+    cfg.write_text(cfg.read_text().replace("stale_lines: 2", "stale_lines: 3"))
+    assert "may be stale" not in cli(repo, "check").stdout
