@@ -18,6 +18,7 @@ COMMANDS: dict[str, str] = {
     "context": "ccmemory.cli.cmd_search:context_cmd",
     "stats": "ccmemory.cli.cmd_search:stats_cmd",
     "demo": "ccmemory.cli.cmd_demo:demo",
+    "mcp": "ccmemory.cli.cmd_mcp:mcp_cmd",
 }
 
 
