@@ -242,8 +242,15 @@ class Backend:
                 svc = Service.open(self.start)
             except ValueError as exc:  # unreadable config.yaml
                 raise ToolFailure("bad_config", str(exc), "fix .ccmemory/config.yaml") from None
+            try:
+                svc.reindex()
+            except (IndexError_, VaultNotFound):
+                svc.close()
+                raise
+            except Exception as exc:  # e.g. a backend whose driver is missing or cannot connect
+                svc.close()
+                raise IndexError_(f"{svc.config.backend} backend: {type(exc).__name__}: {exc}") from None
             self._svc = svc
-            svc.reindex()
             self._refreshed = time.monotonic()
         return self._svc
 
