@@ -115,7 +115,9 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start_http_server(cwd: Path, port: int, path: str = "/mcp", timeout: float = 60) -> subprocess.Popen[bytes]:
+def start_http_server(
+    cwd: Path, port: int, path: str = "/mcp", timeout: float = 60
+) -> subprocess.Popen[bytes]:
     proc = subprocess.Popen(
         [sys.executable, "-m", "ccmemory", "mcp", "--http", "--port", str(port), "--path", path],
         cwd=cwd,
