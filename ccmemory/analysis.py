@@ -422,10 +422,12 @@ def metrics(svc: Service, now: datetime | None = None) -> dict[str, Any]:
     open_questions = sum(1 for m in mems if m.type == "question" and m.fields.get("answer") in (None, "", []))
     chains = supersession_chains(mems, edges, min_length=2)
     weeks: dict[str, int] = {}
+    now = now.replace(microsecond=0) + timedelta(seconds=1)  # a memory created this second counts
     for w in range(8):
         start = now - timedelta(days=7 * (w + 1))
         end = now - timedelta(days=7 * w)
-        weeks[start.strftime("%Y-%m-%d")] = sum(1 for m in mems if start <= _parse_created(m.created) < end)
+        lo, hi = (d.strftime("%Y-%m-%dT%H:%M:%SZ") for d in (start, end))  # ISO text sorts as time
+        weeks[start.strftime("%Y-%m-%d")] = sum(1 for m in mems if lo <= m.created < hi)
     authors = Counter(m.author or "unknown" for m in mems)
     stats = svc.index.stats(svc.project)
     return {
