@@ -191,7 +191,7 @@ def test_record_errors_leave_no_file(client: SyncClient, repo: Path) -> None:
         "record_correction",
         {"title": "Bad severity", "wrong_belief": "a", "right_belief": "b", "severity": "huge"},
     )
-    assert sdk["code"] == "sdk" and "severity" in sdk["message"]
+    assert sdk["code"] == "invalid_argument" and "severity" in sdk["message"]
     sdk = client.error("record_fact", {"title": "x"})  # too short
     assert "title" in sdk["message"]
     assert memory_files(repo) == before
@@ -256,7 +256,7 @@ def test_search_cites_and_paginates(client: SyncClient, auth: dict[str, dict[str
     assert {r["type"] for r in only["results"]} == {"correction"}
     err = client.error("search", {"query": "auth", "since": "last tuesday"})
     assert err["code"] == "invalid_argument" and "7d" in err["hint"]
-    assert client.error("search", {"query": "auth", "limit": 51})["code"] == "sdk"
+    assert client.error("search", {"query": "auth", "limit": 51})["code"] == "invalid_argument"
 
 
 def test_search_precedent_is_full_text_on_precedent_types(
@@ -364,7 +364,7 @@ def test_trace_decision(client: SyncClient, auth: dict[str, dict[str, Any]]) -> 
     assert client.error("trace_decision", {"id": "nope-nope"})["code"] == "not_found"
     assert (
         client.error("trace_decision", {"id": auth["decision"]["id"], "direction": "sideways"})["code"]
-        == "sdk"
+        == "invalid_argument"
     )
 
 
@@ -436,7 +436,7 @@ def test_patterns_clusters_and_hotspots(client: SyncClient) -> None:
     assert keys[("rule_broken", "every pr needs review")] == 2
     hot = {(h["by"], h["key"]): h["count"] for h in res["correction_hotspots"]["items"]}
     assert hot[("topic", "tz-hot")] == 2
-    assert client.error("query_patterns", {"min_size": 1})["code"] == "sdk"
+    assert client.error("query_patterns", {"min_size": 1})["code"] == "invalid_argument"
 
 
 def test_suggest_connections(client: SyncClient) -> None:

@@ -144,7 +144,7 @@ def test_detect_issues_finds_each_kind(client: SyncClient, issues_repo: dict[str
     assert res["summary"]["invalid_files"] == 1
     only = client.call("detect_issues", {"kinds": ["orphans"], "limit": 1})
     assert set(only) == {"orphans", "summary"} and len(only["orphans"]["items"]) == 1
-    assert client.error("detect_issues", {"kinds": ["everything"]})["code"] == "sdk"
+    assert client.error("detect_issues", {"kinds": ["everything"]})["code"] == "invalid_argument"
 
 
 def test_stale_developmental_age(client: SyncClient) -> None:
@@ -209,3 +209,15 @@ def test_streamable_http_transport(tmp_path: Path) -> None:
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+def test_repo_option_and_env(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "elsewhere")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    with SyncClient.stdio(outside, args=["--repo", str(repo)]) as c:
+        rec = c.call("record_fact", {"title": "Served through --repo"})
+        assert (repo / rec["path"]).is_file()
+    with SyncClient.stdio(outside, env={"CCMEMORY_REPO": str(repo / ".ccmemory")}) as c:
+        hits = c.call("search", {"query": "served through repo"})["results"]
+        assert [h["id"] for h in hits] == [rec["id"]]

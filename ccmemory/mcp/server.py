@@ -7,6 +7,7 @@ Tool errors come back as `isError` results whose text is JSON: {"error": {code, 
 import functools
 import json
 import logging
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
@@ -145,6 +146,30 @@ def guarded(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+_PYDANTIC_URL = re.compile(r"\n\s*For further information visit \S+")
+
+
+async def structured_argument_errors(ctx: Any, call_next: Any) -> Any:
+    """The SDK reports arguments that fail the input schema as plain text; give them the same
+    {"error": {code, message, hint}} shape as the tools' own errors."""
+    result = await call_next(ctx)
+    if getattr(ctx, "method", None) != "tools/call":
+        return result
+    data = result.model_dump(by_alias=True, exclude_none=True) if isinstance(result, BaseModel) else result
+    if not isinstance(data, dict) or not data.get("isError") or data.get("structuredContent") is not None:
+        return result
+    content = data.get("content") or []
+    text = content[0].get("text", "") if content and isinstance(content[0], dict) else ""
+    if "validation error" not in text:
+        return result
+    failure = ToolFailure(
+        "invalid_argument",
+        _PYDANTIC_URL.sub("", text).strip(),
+        "check the argument against the tool's input schema",
+    )
+    return _error_result(failure).model_dump(by_alias=True, exclude_none=True, mode="json")
+
+
 def build_server(repo: Path | None = None, backend: Backend | None = None) -> MCPServer:
     be = backend or Backend(repo)
     server = MCPServer(
@@ -152,6 +177,7 @@ def build_server(repo: Path | None = None, backend: Backend | None = None) -> MC
         instructions=INSTRUCTIONS,
         version=_version(),
         log_level="WARNING",
+        middleware=[structured_argument_errors],
     )
     readonly = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True)
     writes = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False)
