@@ -37,12 +37,15 @@ WORDS = (
     "neo4j graph search embedding vector ranking test fixture mock ci pipeline docker kubernetes helm "
     "frontend react component state router form validation error handler middleware tenant region"
 ).split()
-TOPICS = WORDS[:40]
 
 
-def synth(root: Path, n: int, seed: int = 7) -> None:
-    """Write n memory files straight to disk (rendered like Vault.write_new, without fsync each)."""
+def synth(root: Path, n: int, seed: int = 7, topics: int = 400) -> None:
+    """Write n memory files straight to disk (rendered like Vault.write_new, without fsync each).
+
+    Each memory gets 2 of `topics` topics, uniformly: about 2n/topics memories share a topic.
+    """
     rnd = random.Random(seed)
+    topic_names = [f"{a}-{b}" for a in WORDS for b in WORDS if a != b][:topics]
     vault = Vault(root)
     types = list(TYPES)
     start = datetime(2025, 1, 1, tzinfo=UTC)
@@ -63,7 +66,7 @@ def synth(root: Path, n: int, seed: int = 7) -> None:
             created=created,
             body=" ".join(rnd.choice(WORDS) for _ in range(60)),
             author=f"dev{rnd.randint(1, 8)}@example.com",
-            topics=rnd.sample(TOPICS, 2),
+            topics=rnd.sample(topic_names, 2),
             files=[f"src/{words[4]}/{words[5]}.py"],
             confidence=round(rnd.uniform(0.5, 1.0), 2),
             source=rnd.choice(["llm", "explicit", "manual"]),
@@ -99,13 +102,14 @@ def main() -> None:
     ap.add_argument("--memories", type=int, default=10_000)
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--starts", type=int, default=5)
+    ap.add_argument("--topics", type=int, default=400, help="distinct topics (density: 2n/topics per topic)")
     ap.add_argument("--keep", action="store_true", help="keep the temp repository")
     args = ap.parse_args()
 
     tmp = Path(tempfile.mkdtemp(prefix="ccmemory-mcp-bench-"))
     repo = make_repo(tmp / "repo")
     t0 = time.perf_counter()
-    synth(repo, args.memories)
+    synth(repo, args.memories, topics=args.topics)
     t_synth = time.perf_counter() - t0
     t0 = time.perf_counter()
     subprocess.run([sys.executable, "-m", "ccmemory", "reindex"], cwd=repo, check=True, capture_output=True)
@@ -127,6 +131,12 @@ def main() -> None:
             res = c.call("search", {"query": q})
             lat.append(time.perf_counter() - t0)
             assert res["results"], q
+        some_id = first["results"][0]["id"]
+        get_lat = []
+        for _ in range(50):
+            t0 = time.perf_counter()
+            c.call("get_memory", {"id": some_id})
+            get_lat.append(time.perf_counter() - t0)
         t0 = time.perf_counter()
         c.call("get_metrics")
         t_metrics = time.perf_counter() - t0
@@ -138,6 +148,7 @@ def main() -> None:
         "machine": f"{platform.platform()} python {platform.python_version()} cpus {os.cpu_count()}",
         "load_average": os.getloadavg(),
         "memories": args.memories,
+        "topics": args.topics,
         "write_files_s": round(t_synth, 2),
         "reindex_s": round(t_index, 2),
         "startup_to_tools_list_s": {
@@ -155,6 +166,7 @@ def main() -> None:
             "p90_ms": round(pct(lat, 90) * 1000, 1),
             "max_ms": round(max(lat) * 1000, 1),
         },
+        "get_memory_p50_ms (protocol round trip + one lookup)": round(pct(get_lat, 50) * 1000, 1),
         "get_metrics_s": round(t_metrics, 3),
         "detect_issues_s": round(t_issues, 3),
     }
