@@ -662,7 +662,7 @@ def query_context(
 ) -> dict[str, Any]:
     limit, _ = _bounded(limit, 0)
     task = (task or "").strip() or None
-    current_file = (current_file or "").strip().lstrip("./") or None
+    current_file = (current_file or "").strip().removeprefix("./") or None
     picked: dict[str, tuple[IndexedMemory, str, float]] = {}
     notices: list[str] = []
 
