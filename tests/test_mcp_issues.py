@@ -191,11 +191,31 @@ def test_backend_down_is_a_clear_error(tmp_path: Path) -> None:
     assert not (repo / ".ccmemory" / "decisions").exists()
 
 
+def listening_addresses(port: int) -> list[str]:
+    """IPv4/IPv6 addresses listening on `port`, from /proc/net (Linux)."""
+    out: list[str] = []
+    for name in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(name).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            local, state = line.split()[1], line.split()[3]
+            addr, hexport = local.rsplit(":", 1)
+            if state == "0A" and int(hexport, 16) == port:
+                if addr == "0100007F":
+                    out.append("127.0.0.1")
+                else:
+                    out.append(addr)
+    return out
+
+
 def test_streamable_http_transport(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "http")
     port = free_port()
     proc = start_http_server(repo, port, "/mcp")
     try:
+        assert listening_addresses(port) in ([], ["127.0.0.1"])  # loopback only ([] = no /proc)
         with SyncClient.http(f"http://127.0.0.1:{port}/mcp") as c:
             assert "search" in {t.name for t in c.list_tools()}
             rec = c.call("record_decision", {"title": "Serve MCP over HTTP too", "topics": ["transport"]})
