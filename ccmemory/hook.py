@@ -137,8 +137,7 @@ def post_tool_use(root: str, payload: dict[str, Any]) -> None:
     from ccmemory.redact import redact
 
     name = str(payload.get("tool_name") or "?")
-    ev = tool_event(payload.get("tool_use_id"), name, payload.get("tool_input"),
-                    payload.get("tool_response"))
+    ev = tool_event(payload.get("tool_use_id"), name, payload.get("tool_input"), payload.get("tool_response"))
     for key in ("file", "cmd", "error"):
         if isinstance(ev.get(key), str):
             ev[key] = redact(ev[key])
@@ -158,9 +157,14 @@ def user_prompt_submit(root: str, payload: dict[str, Any]) -> None:
     before = spool.size(path)
     queued = None
     if before > 0:  # the previous segment ends where this prompt starts
-        queued = jobs.enqueue(paths, session=session, spool_to=before, trigger="UserPromptSubmit",
-                              transcript_path=payload.get("transcript_path"),
-                              cwd=payload.get("cwd"))
+        queued = jobs.enqueue(
+            paths,
+            session=session,
+            spool_to=before,
+            trigger="UserPromptSubmit",
+            transcript_path=payload.get("transcript_path"),
+            cwd=payload.get("cwd"),
+        )
     prompt = payload.get("prompt")
     text = redact(prompt) if isinstance(prompt, str) else ""
     if text.strip():
@@ -178,9 +182,14 @@ def _queue_segment(root: str, payload: dict[str, Any], trigger: str) -> None:
     tpath = payload.get("transcript_path")
     if end == 0 and not (isinstance(tpath, str) and tpath):
         return
-    jobs.enqueue(paths, session=session, spool_to=end, trigger=trigger,
-                 transcript_path=tpath if isinstance(tpath, str) else None,
-                 cwd=payload.get("cwd"))
+    jobs.enqueue(
+        paths,
+        session=session,
+        spool_to=end,
+        trigger=trigger,
+        transcript_path=tpath if isinstance(tpath, str) else None,
+        cwd=payload.get("cwd"),
+    )
     if jobs.pending(paths):
         jobs.spawn_worker(paths)
 
@@ -232,8 +241,13 @@ def session_start(root: str, payload: dict[str, Any]) -> None:
 
     spool.append(
         paths.surfaced,
-        {"ts": _now(), "session": _session(payload), "source": payload.get("source"),
-         "ids": ids, "chars": len(text)},
+        {
+            "ts": _now(),
+            "session": _session(payload),
+            "source": payload.get("source"),
+            "ids": ids,
+            "chars": len(text),
+        },
         fsync=False,
     )
 

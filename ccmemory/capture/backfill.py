@@ -67,8 +67,9 @@ def segments_of(path: Path) -> Iterator[SegmentJob]:
         if not current:
             return None
         anchor = key_uuid or hashlib.sha256(repr(current[0]).encode()).hexdigest()[:16]
-        return SegmentJob(f"import:{session}:{anchor}:{index}", session, conv.branch, conv.cwd,
-                          list(current), created)
+        return SegmentJob(
+            f"import:{session}:{anchor}:{index}", session, conv.branch, conv.cwd, list(current), created
+        )
 
     for ev, uuid in zip(conv.events, conv.record_uuids, strict=False):
         if ev.get("k") in ("prompt", "command") and current:
@@ -110,17 +111,33 @@ def import_path(
     return report
 
 
-def _run(items: Any, root: Path, paths: LocalPaths, choice: Choice, settings: CaptureSettings,
-         store: Store, report: ImportReport) -> None:
+def _run(
+    items: Any,
+    root: Path,
+    paths: LocalPaths,
+    choice: Choice,
+    settings: CaptureSettings,
+    store: Store,
+    report: ImportReport,
+) -> None:
     for job in items:
-        marker = paths.done / f"import-{safe_name(job.session, 60)}-" \
+        marker = (
+            paths.done / f"import-{safe_name(job.session, 60)}-"
             f"{hashlib.sha256(job.key.encode()).hexdigest()[:20]}.json"
+        )
         if marker.exists():
             report.skipped_done += 1
             continue
         seg = build(job.events, job.cwd)
-        ctx = Context(root=root, session=job.session, branch=job.branch, author=None,
-                      job_key=job.key, created=job.created, source="import")
+        ctx = Context(
+            root=root,
+            session=job.session,
+            branch=job.branch,
+            author=None,
+            job_key=job.key,
+            created=job.created,
+            source="import",
+        )
         planner = Planner(store, choice, settings, Budget(paths, job.session, settings))
         plan: Plan = planner.plan(seg, ctx)
         report.llm_calls += int(plan.llm_called)

@@ -10,9 +10,7 @@ FILE_READ_TOOLS = frozenset({"Read", "NotebookRead"})
 FILE_WRITE_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
 
 
-def tool_event(
-    tool_id: str | None, name: str, tool_input: Any, response: Any = None
-) -> dict[str, Any]:
+def tool_event(tool_id: str | None, name: str, tool_input: Any, response: Any = None) -> dict[str, Any]:
     """A compact tool event from a tool_use (+ optional structured result)."""
     inp = tool_input if isinstance(tool_input, dict) else {}
     ev: dict[str, Any] = {"k": "tool", "name": name}

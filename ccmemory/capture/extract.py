@@ -96,14 +96,23 @@ class Plan:
     notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"memories": self.memories, "skipped": self.skipped, "signals": self.signals,
-                "llm_called": self.llm_called, "notes": self.notes}
+        return {
+            "memories": self.memories,
+            "skipped": self.skipped,
+            "signals": self.signals,
+            "llm_called": self.llm_called,
+            "notes": self.notes,
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Plan:
-        return cls(list(data.get("memories", [])), list(data.get("skipped", [])),
-                   list(data.get("signals", [])), bool(data.get("llm_called")),
-                   list(data.get("notes", [])))
+        return cls(
+            list(data.get("memories", [])),
+            list(data.get("skipped", [])),
+            list(data.get("signals", [])),
+            bool(data.get("llm_called")),
+            list(data.get("notes", [])),
+        )
 
 
 # --- deciding whether to call an LLM -----------------------------------------------------------
@@ -144,7 +153,7 @@ def parse_reply(text: str) -> list[dict[str, Any]]:
             return [m for m in obj["memories"] if isinstance(m, dict)]
         if isinstance(obj, list) and all(isinstance(m, dict) for m in obj):
             return list(obj)
-    raise ValueError("reply holds no JSON {\"memories\": [...]}")
+    raise ValueError('reply holds no JSON {"memories": [...]}')
 
 
 def _str_list(value: Any, limit: int = 10) -> list[str]:
@@ -216,11 +225,21 @@ def to_memory(cand: dict[str, Any], ctx: Context, mid: str, extractor: str) -> M
 
 def memory_to_json(mem: Memory) -> dict[str, Any]:
     return {
-        "id": mem.id, "type": mem.type, "title": mem.title,
-        "created": format_timestamp(mem.created), "body": mem.body, "author": mem.author,
-        "session": mem.session, "branch": mem.branch, "topics": mem.topics, "files": mem.files,
-        "confidence": mem.confidence, "source": mem.source, "supersedes": mem.supersedes,
-        "relations": [r.to_dict() for r in mem.relations], "fields": mem.fields,
+        "id": mem.id,
+        "type": mem.type,
+        "title": mem.title,
+        "created": format_timestamp(mem.created),
+        "body": mem.body,
+        "author": mem.author,
+        "session": mem.session,
+        "branch": mem.branch,
+        "topics": mem.topics,
+        "files": mem.files,
+        "confidence": mem.confidence,
+        "source": mem.source,
+        "supersedes": mem.supersedes,
+        "relations": [r.to_dict() for r in mem.relations],
+        "fields": mem.fields,
         "extra": mem.extra,
     }
 
@@ -228,14 +247,22 @@ def memory_to_json(mem: Memory) -> dict[str, Any]:
 def memory_from_json(data: dict[str, Any]) -> Memory:
     created = parse_timestamp(data["created"]) or datetime.now(UTC)
     return Memory(
-        id=data["id"], type=data["type"], title=data["title"], created=created,
-        body=data.get("body", ""), author=data.get("author"), session=data.get("session"),
-        branch=data.get("branch"), topics=list(data.get("topics") or []),
-        files=list(data.get("files") or []), confidence=data.get("confidence"),
-        source=data.get("source"), supersedes=list(data.get("supersedes") or []),
-        relations=[Relation(r["type"], r["target"], r.get("reason"))
-                   for r in data.get("relations") or []],
-        fields=dict(data.get("fields") or {}), extra=dict(data.get("extra") or {}),
+        id=data["id"],
+        type=data["type"],
+        title=data["title"],
+        created=created,
+        body=data.get("body", ""),
+        author=data.get("author"),
+        session=data.get("session"),
+        branch=data.get("branch"),
+        topics=list(data.get("topics") or []),
+        files=list(data.get("files") or []),
+        confidence=data.get("confidence"),
+        source=data.get("source"),
+        supersedes=list(data.get("supersedes") or []),
+        relations=[Relation(r["type"], r["target"], r.get("reason")) for r in data.get("relations") or []],
+        fields=dict(data.get("fields") or {}),
+        extra=dict(data.get("extra") or {}),
     )
 
 
@@ -243,15 +270,15 @@ def memory_from_json(data: dict[str, Any]) -> Memory:
 
 
 class Planner:
-    def __init__(self, store: Store, choice: Choice, settings: CaptureSettings,
-                 budget: Budget | None):
+    def __init__(self, store: Store, choice: Choice, settings: CaptureSettings, budget: Budget | None):
         self.store = store
         self.choice = choice
         self.settings = settings
         self.budget = budget
 
-    def _call(self, system: str, prompt: str, *, model: str, max_tokens: int,
-              purpose: str) -> Completion | None:
+    def _call(
+        self, system: str, prompt: str, *, model: str, max_tokens: int, purpose: str
+    ) -> Completion | None:
         """One budgeted LLM call. None when over budget. ProviderError propagates (retry)."""
         assert self.choice.provider is not None
         system, prompt = redact(system), redact(prompt)  # last line of defence
@@ -261,12 +288,10 @@ class Planner:
                 log.info("LLM call skipped: %s", why)
                 return None
         try:
-            completion = self.choice.provider.complete(system, prompt, model=model,
-                                                       max_tokens=max_tokens)
+            completion = self.choice.provider.complete(system, prompt, model=model, max_tokens=max_tokens)
         except ProviderError as exc:
             if self.budget is not None:
-                self.budget.record(None, provider=self.choice.name, purpose=purpose, ok=False,
-                                   note=str(exc))
+                self.budget.record(None, provider=self.choice.name, purpose=purpose, ok=False, note=str(exc))
             raise
         if self.budget is not None:
             self.budget.record(completion, provider=self.choice.name, purpose=purpose, ok=True)
@@ -296,8 +321,9 @@ class Planner:
             mid = stable_ulid(f"{ctx.job_key}#{index}", int(ctx.created.timestamp() * 1000))
             mem = to_memory(cand, ctx, mid, how)
             if mem is None:
-                plan.skipped.append({"title": str(cand.get("title", ""))[:100],
-                                     "reason": "invalid candidate"})
+                plan.skipped.append(
+                    {"title": str(cand.get("title", ""))[:100], "reason": "invalid candidate"}
+                )
                 continue
             dup = self._duplicate_of(mem, batch)
             if dup:
@@ -312,8 +338,7 @@ class Planner:
         system = SYSTEM_PROMPT.replace("MAXN", str(self.settings.max_memories_per_segment))
         system = system.replace("SIGNALS", ", ".join(plan.signals) or "task")
         prompt = "Work segment:\n\n" + seg.to_text()
-        completion = self._call(system, prompt, model=self.settings.model, max_tokens=2000,
-                                purpose="extract")
+        completion = self._call(system, prompt, model=self.settings.model, max_tokens=2000, purpose="extract")
         if completion is None:
             plan.notes.append("over budget: rules only")
             return None
@@ -343,7 +368,8 @@ class Planner:
 
     def _supersedes(self, mem: Memory) -> list[str]:
         cands = [
-            (e, s) for e, s in self.store.candidates(mem, limit=10)
+            (e, s)
+            for e, s in self.store.candidates(mem, limit=10)
             if e.type == mem.type and SUPERSEDE_MIN <= s < DUPLICATE and e.id != mem.id
         ][:5]
         if not cands:
@@ -354,9 +380,13 @@ class Planner:
                 lines.append(f"OLD {e.id}: {e.title}")
                 lines.append(f"OLD BODY {e.id}: {e.body.strip()[:400]}")
             try:
-                completion = self._call(SUPERSEDE_SYSTEM, "\n".join(lines),
-                                        model=self.settings.signal_model, max_tokens=200,
-                                        purpose="supersede")
+                completion = self._call(
+                    SUPERSEDE_SYSTEM,
+                    "\n".join(lines),
+                    model=self.settings.signal_model,
+                    max_tokens=200,
+                    purpose="supersede",
+                )
             except ProviderError as exc:
                 log.info("supersede check failed, not superseding: %s", exc)
                 return []

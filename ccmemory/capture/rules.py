@@ -49,25 +49,38 @@ def explicit_from_text(name: str, args: str) -> dict[str, Any] | None:
         m = _BECAUSE.match(args)
         fields = {"rationale": m.group(2).strip()} if m else {}
         title = m.group(1) if m else args
-        return {**base, "type": "decision", "title": _title(title), "body": args,
-                "fields": fields}
+        return {**base, "type": "decision", "title": _title(title), "body": args, "fields": fields}
     if name == "correction":
         m = _ARROW.match(args)
         if m and m.group(1).strip() and m.group(2).strip():
             wrong, right = m.group(1).strip(), m.group(2).strip()
-            return {**base, "type": "correction", "title": _title(right),
-                    "body": f"Not: {wrong}\n\nRight: {right}",
-                    "fields": {"wrong_belief": wrong, "right_belief": right}}
-        return {**base, "type": "correction", "title": _title(args), "body": args,
-                "fields": {"right_belief": args}}
+            return {
+                **base,
+                "type": "correction",
+                "title": _title(right),
+                "body": f"Not: {wrong}\n\nRight: {right}",
+                "fields": {"wrong_belief": wrong, "right_belief": right},
+            }
+        return {
+            **base,
+            "type": "correction",
+            "title": _title(args),
+            "body": args,
+            "fields": {"right_belief": args},
+        }
     if name == "exception":
         m = _BECAUSE.match(args)
         rule, reason = (m.group(1).strip(), m.group(2).strip()) if m else (args, "")
         fields = {"rule_broken": rule}
         if reason:
             fields["justification"] = reason
-        return {**base, "type": "exception", "title": _title(f"Exception: {rule}"),
-                "body": args, "fields": fields}
+        return {
+            **base,
+            "type": "exception",
+            "title": _title(f"Exception: {rule}"),
+            "body": args,
+            "fields": fields,
+        }
     if name == "remember":
         mtype = "preference" if "preference" in classify(args) else "fact"
         fields = {"scope": "project"} if mtype == "preference" else {}
@@ -105,24 +118,36 @@ def references(seg: Segment, root: Path | None) -> list[dict[str, Any]]:
             url = url.rstrip(".,;:")
             if "[REDACTED" in url:
                 continue
-            out.append({
-                "type": "reference", "title": _title(f"Reference: {url}"),
-                "body": f"The user pointed to {url} while asking:\n\n> {_title(prompt, 300)}",
-                "source": "llm", "confidence": 0.6, "topics": [], "files": [],
-                "fields": {"uri": url, "ref_type": "url"},
-            })
+            out.append(
+                {
+                    "type": "reference",
+                    "title": _title(f"Reference: {url}"),
+                    "body": f"The user pointed to {url} while asking:\n\n> {_title(prompt, 300)}",
+                    "source": "llm",
+                    "confidence": 0.6,
+                    "topics": [],
+                    "files": [],
+                    "fields": {"uri": url, "ref_type": "url"},
+                }
+            )
         if root is None:
             continue
         for rel in _DOC_PATH.findall(prompt):
             rel = rel.lstrip("./")
             if rel.startswith(".ccmemory/") or not (root / rel).is_file():
                 continue
-            out.append({
-                "type": "reference", "title": _title(f"Reference: {rel}"),
-                "body": f"The user pointed to `{rel}` while asking:\n\n> {_title(prompt, 300)}",
-                "source": "llm", "confidence": 0.6, "topics": [], "files": [rel],
-                "fields": {"uri": rel, "ref_type": "file"},
-            })
+            out.append(
+                {
+                    "type": "reference",
+                    "title": _title(f"Reference: {rel}"),
+                    "body": f"The user pointed to `{rel}` while asking:\n\n> {_title(prompt, 300)}",
+                    "source": "llm",
+                    "confidence": 0.6,
+                    "topics": [],
+                    "files": [rel],
+                    "fields": {"uri": rel, "ref_type": "file"},
+                }
+            )
     return _unique(out)
 
 
@@ -140,13 +165,22 @@ def corrections(seg: Segment) -> list[dict[str, Any]]:
                 if d:
                     wrong, right = d.group(1), d.group(2)
             if right and wrong:
-                out.append({
-                    "type": "correction", "title": _title(f"Use {right.strip()}, not {wrong.strip()}"),
-                    "body": f"The user corrected the assistant:\n\n> {line}",
-                    "source": "llm", "confidence": 0.7, "topics": [], "files": [],
-                    "fields": {"wrong_belief": wrong.strip(), "right_belief": right.strip(),
-                               "severity": "significant"},
-                })
+                out.append(
+                    {
+                        "type": "correction",
+                        "title": _title(f"Use {right.strip()}, not {wrong.strip()}"),
+                        "body": f"The user corrected the assistant:\n\n> {line}",
+                        "source": "llm",
+                        "confidence": 0.7,
+                        "topics": [],
+                        "files": [],
+                        "fields": {
+                            "wrong_belief": wrong.strip(),
+                            "right_belief": right.strip(),
+                            "severity": "significant",
+                        },
+                    }
+                )
                 break
     return _unique(out)
 

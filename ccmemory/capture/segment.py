@@ -60,8 +60,7 @@ class Segment:
             out.append("Files modified: " + ", ".join(self.files_modified))
         if self.commands:
             lines = [
-                f"- `{cmd}`" + (f" (exit {code})" if code is not None else "")
-                for cmd, code in self.commands
+                f"- `{cmd}`" + (f" (exit {code})" if code is not None else "") for cmd, code in self.commands
             ]
             out.append("Commands:\n" + "\n".join(lines))
         if self.errors:

@@ -79,8 +79,7 @@ def _read_yaml(root: Path) -> tuple[dict[str, Any], dict[str, Any]]:
         return {}, {}
     capture = data.get("capture")
     context = data.get("context")
-    return (capture if isinstance(capture, dict) else {},
-            context if isinstance(context, dict) else {})
+    return (capture if isinstance(capture, dict) else {}, context if isinstance(context, dict) else {})
 
 
 def load(root: Path | None, env: dict[str, str] | None = None) -> CaptureSettings:
@@ -112,9 +111,7 @@ def load(root: Path | None, env: dict[str, str] | None = None) -> CaptureSetting
         s.provider = env["CCMEMORY_PROVIDER"]
     s.model = env.get("CCMEMORY_MODEL") or s.model
     s.signal_model = env.get("CCMEMORY_SIGNAL_MODEL") or s.signal_model
-    s.max_llm_calls_per_session = int(
-        _num(env.get("CCMEMORY_MAX_LLM_CALLS"), s.max_llm_calls_per_session)
-    )
+    s.max_llm_calls_per_session = int(_num(env.get("CCMEMORY_MAX_LLM_CALLS"), s.max_llm_calls_per_session))
     s.max_tokens_per_session = int(_num(env.get("CCMEMORY_MAX_TOKENS"), s.max_tokens_per_session))
     if "CCMEMORY_CONTEXT" in env:
         s.context_enabled = _bool(env["CCMEMORY_CONTEXT"], True)

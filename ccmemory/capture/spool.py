@@ -64,9 +64,7 @@ def size(path: StrPath) -> int:
         return 0
 
 
-def read_range(
-    path: StrPath, start: int, end: int | None = None
-) -> tuple[list[dict[str, Any]], int]:
+def read_range(path: StrPath, start: int, end: int | None = None) -> tuple[list[dict[str, Any]], int]:
     """Events in [start, end) made of complete lines; returns (events, offset after the last
     complete line). Lines that are not JSON objects are skipped."""
     try:

@@ -30,8 +30,7 @@ SCAN_LIMIT = 3000
 
 def tokens(text: str) -> set[str]:
     # single letters carry no meaning, single digits do ("Python 2" vs "Python 3")
-    return {w for w in _WORD.findall(text.lower())
-            if w not in _STOP and (len(w) > 1 or w.isdigit())}
+    return {w for w in _WORD.findall(text.lower()) if w not in _STOP and (len(w) > 1 or w.isdigit())}
 
 
 def similarity(a: str, b: str) -> float:
@@ -169,8 +168,19 @@ class Store:
         return fallback_context(self.all_memories(), budget_tokens)
 
 
-_ORDER = ("correction", "preference", "fact", "exception", "decision", "failed_approach",
-          "gotcha", "pattern", "insight", "question", "reference")
+_ORDER = (
+    "correction",
+    "preference",
+    "fact",
+    "exception",
+    "decision",
+    "failed_approach",
+    "gotcha",
+    "pattern",
+    "insight",
+    "question",
+    "reference",
+)
 _HEADINGS = {
     "correction": "Corrections (do not repeat these mistakes)",
     "preference": "Preferences",
@@ -213,8 +223,15 @@ def fallback_context(memories: list[Existing], budget_tokens: int) -> tuple[str,
 
 
 def _existing(mem: Memory, path: Path) -> Existing:
-    return Existing(mem.id, mem.type, mem.title, mem.body + "\n" + mem.text_fields(), path,
-                    list(mem.topics), list(mem.files))
+    return Existing(
+        mem.id,
+        mem.type,
+        mem.title,
+        mem.body + "\n" + mem.text_fields(),
+        path,
+        list(mem.topics),
+        list(mem.files),
+    )
 
 
 def _has_id(path: Path, mid: str) -> bool:

@@ -34,7 +34,6 @@ _INTERRUPT = "[Request interrupted by user"
 _EXIT_CODE = re.compile(r"(?:Exit code|exit code|exited with code)\s*:?\s*(-?\d+)")
 
 
-
 @dataclass
 class ReadResult:
     records: list[dict[str, Any]]
@@ -151,9 +150,7 @@ def parse_command(text: str) -> tuple[str, str]:
 
 def _apply_result(ev: dict[str, Any], block: dict[str, Any], structured: Any) -> None:
     text = strip_reminders(_text_of(block.get("content")))
-    is_error = bool(block.get("is_error")) or (
-        isinstance(structured, str) and structured.startswith("Error")
-    )
+    is_error = bool(block.get("is_error")) or (isinstance(structured, str) and structured.startswith("Error"))
     if ev.get("name") == "Bash":
         m = _EXIT_CODE.search(text[:200])
         if m:
@@ -277,9 +274,7 @@ def to_events(records: Iterable[dict[str, Any]], *, include_sidechains: bool = F
     return conv
 
 
-def read_events(
-    path: Path, offset: int = 0, *, complete: bool = False
-) -> tuple[Conversation, int]:
+def read_events(path: Path, offset: int = 0, *, complete: bool = False) -> tuple[Conversation, int]:
     res = read_records(path, offset, complete=complete)
     return to_events(res.records), res.offset
 

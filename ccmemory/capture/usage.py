@@ -40,8 +40,9 @@ class Budget:
             return False, f"session token budget spent ({used} tokens used)"
         return True, ""
 
-    def record(self, completion: Completion | None, *, provider: str, purpose: str,
-               ok: bool, note: str = "") -> None:
+    def record(
+        self, completion: Completion | None, *, provider: str, purpose: str, ok: bool, note: str = ""
+    ) -> None:
         t = self.totals()
         t["calls"] += 1
         if completion is not None:

@@ -99,14 +99,18 @@ class Worker:
             ranges = job["ranges"]
             self.save_cursor(job["session"], ranges["spool_to"], ranges["transcript_to"])
             jobs.finish(self.paths, path, job)
-            log.info("job %s done: %d memories planned, notes=%s", path.name,
-                     len(plan.memories), plan.notes)
+            log.info("job %s done: %d memories planned, notes=%s", path.name, len(plan.memories), plan.notes)
         except Exception as exc:
             from ccmemory.redact import redact
 
             job["last_error"] = redact(f"{type(exc).__name__}: {exc}")[:2000]
-            log.warning("job %s failed (attempt %d): %s\n%s", path.name, job["attempts"],
-                        job["last_error"], traceback.format_exc(limit=5))
+            log.warning(
+                "job %s failed (attempt %d): %s\n%s",
+                path.name,
+                job["attempts"],
+                job["last_error"],
+                traceback.format_exc(limit=5),
+            )
             if job["attempts"] >= self.settings.worker_max_attempts:
                 jobs.dead_letter(self.paths, path, job, job["last_error"])
             else:
@@ -150,11 +154,14 @@ class Worker:
             job_key=f"{session}:{spool_to}",
             created=datetime.fromtimestamp(float(job.get("created", time.time())), tz=UTC),
         )
-        planner = Planner(self.store, self.choice, self.settings,
-                          Budget(self.paths, session, self.settings))
+        planner = Planner(self.store, self.choice, self.settings, Budget(self.paths, session, self.settings))
         plan = planner.plan(seg, ctx)
-        return plan, {"spool_from": cur["spool"], "spool_to": spool_to,
-                      "transcript_from": cur["transcript"], "transcript_to": tx_to}
+        return plan, {
+            "spool_from": cur["spool"],
+            "spool_to": spool_to,
+            "transcript_from": cur["transcript"],
+            "transcript_to": tx_to,
+        }
 
     # --- the loop -----------------------------------------------------------------------------
     def drain(self, *, idle_seconds: float | None = None, settle: float | None = None) -> int:
@@ -217,7 +224,7 @@ def git_branch(root: Path) -> str | None:
         text = head.read_text(encoding="utf-8").strip()
     except OSError:
         return None
-    return text[len("ref: refs/heads/"):] if text.startswith("ref: refs/heads/") else None
+    return text[len("ref: refs/heads/") :] if text.startswith("ref: refs/heads/") else None
 
 
 def author(root: Path) -> str | None:
@@ -227,8 +234,9 @@ def author(root: Path) -> str | None:
     import subprocess
 
     try:
-        out = subprocess.run(["git", "config", "user.email"], cwd=root, capture_output=True,
-                             text=True, timeout=5, check=False)
+        out = subprocess.run(
+            ["git", "config", "user.email"], cwd=root, capture_output=True, text=True, timeout=5, check=False
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     return out.stdout.strip() or None

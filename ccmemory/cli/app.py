@@ -24,6 +24,7 @@ COMMANDS: dict[str, str] = {
     "site": "ccmemory.cli.cmd_site:site",
     "import": "ccmemory.cli.cmd_import:command",
     "worker": "ccmemory.cli.cmd_worker:command",
+    "mcp": "ccmemory.cli.cmd_mcp:mcp_cmd",
 }
 
 

@@ -46,8 +46,9 @@ def command(path: Path, provider: str | None, as_json: bool) -> None:
         return click.progressbar(items, length=length, label="Importing segments", file=None)
 
     try:
-        report = import_path(vault.root, path, choice=choice, settings=settings, store=store,
-                             progress=progress)
+        report = import_path(
+            vault.root, path, choice=choice, settings=settings, store=store, progress=progress
+        )
     except FileNotFoundError as exc:
         raise click.ClickException(str(exc)) from None
     finally:

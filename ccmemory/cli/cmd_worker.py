@@ -49,8 +49,13 @@ def command(once: bool, status: bool, retry_dead: bool, as_json: bool) -> None:
         done = len(list(paths.done.glob("*.json"))) if paths.done.is_dir() else 0
         provider = describe(root)
         running = jobs.worker_running(paths)
-        info = {"worker_running": running, "pending": pending, "dead": dead_jobs, "done": done,
-                "provider": provider}
+        info = {
+            "worker_running": running,
+            "pending": pending,
+            "dead": dead_jobs,
+            "done": done,
+            "provider": provider,
+        }
         if as_json:
             click.echo(json.dumps(info, indent=2))
             return

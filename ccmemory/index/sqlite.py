@@ -229,6 +229,22 @@ class SQLiteIndex:
             self._derive(db, project, sorted(affected), status_of, adders or {})
 
         self._write(work)
+        self._maybe_analyze()
+
+    def _maybe_analyze(self) -> None:
+        """Planner statistics, refreshed when the table has doubled since they were taken. Without
+        them SQLite probes the superseded/topic subqueries by project only, and a search costs
+        O(memories x relations): 0.6 s instead of 20 ms at 2k memories."""
+        with self._lock:
+            (rows,) = self.db.execute("SELECT count(*) FROM memories").fetchone()
+            row = self.db.execute("SELECT value FROM meta WHERE key = 'analyzed_rows'").fetchone()
+            if row is not None and rows < 2 * int(row[0]) + 100:
+                return
+            self.db.execute("PRAGMA analysis_limit = 1000")
+            self.db.execute("ANALYZE")
+            self.db.execute(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES ('analyzed_rows', ?)", (str(rows),)
+            )
 
     def _derive(
         self,

@@ -45,8 +45,7 @@ class AnthropicProvider:
         if not isinstance(content, list):  # a proxy answering HTML/text with status 200
             raise ProviderError(f"anthropic API: unexpected response ({type(resp).__name__})")
         text = "".join(
-            str(getattr(block, "text", "")) for block in content
-            if getattr(block, "type", None) == "text"
+            str(getattr(block, "text", "")) for block in content if getattr(block, "type", None) == "text"
         )
         usage = getattr(resp, "usage", None)
         return Completion(

@@ -40,8 +40,10 @@ def choose(
     if wanted == "none":
         return Choice("none", "capture.provider is 'none': nothing is extracted automatically")
     if wanted == "rules":
-        return Choice("rules", "capture.provider is 'rules' (explicit commands, references, "
-                      "unmistakable corrections; no LLM)")
+        return Choice(
+            "rules",
+            "capture.provider is 'rules' (explicit commands, references, unmistakable corrections; no LLM)",
+        )
     if wanted == "test":
         from ccmemory.capture.providers.testing import TestProvider
 
@@ -56,8 +58,11 @@ def choose(
                 provider = AnthropicProvider(api_key=key)
             return Choice("anthropic", "ANTHROPIC_API_KEY is set", provider)
         if wanted == "anthropic":
-            return Choice("rules", "capture.provider is 'anthropic' but ANTHROPIC_API_KEY is not "
-                          "set: falling back to rules only")
+            return Choice(
+                "rules",
+                "capture.provider is 'anthropic' but ANTHROPIC_API_KEY is not "
+                "set: falling back to rules only",
+            )
     if wanted in ("auto", "claude-cli"):
         binary = settings.claude_bin
         if shutil.which(binary):
@@ -70,13 +75,16 @@ def choose(
                 except ProviderError as exc:
                     return Choice("rules", f"claude CLI unusable ({exc}): rules only")
             why = "no ANTHROPIC_API_KEY; " if wanted == "auto" else ""
-            return Choice("claude-cli", f"{why}`{binary}` found at {shutil.which(binary)}",
-                          provider)
+            return Choice("claude-cli", f"{why}`{binary}` found at {shutil.which(binary)}", provider)
         if wanted == "claude-cli":
-            return Choice("rules", f"capture.provider is 'claude-cli' but `{binary}` is not on "
-                          "PATH: rules only")
-    return Choice("rules", "no ANTHROPIC_API_KEY and no `claude` on PATH: rules only "
-                  "(explicit commands, references, unmistakable corrections)")
+            return Choice(
+                "rules", f"capture.provider is 'claude-cli' but `{binary}` is not on PATH: rules only"
+            )
+    return Choice(
+        "rules",
+        "no ANTHROPIC_API_KEY and no `claude` on PATH: rules only "
+        "(explicit commands, references, unmistakable corrections)",
+    )
 
 
 def describe(start_path: Path | None = None) -> dict[str, Any]:

@@ -54,16 +54,29 @@ class TestProvider:
                         "title": title,
                         "body": f"The user corrected the assistant: {line}",
                         "confidence": 0.9,
-                        "fields": {"wrong_belief": wrong, "right_belief": right,
-                                   "severity": "significant"},
+                        "fields": {"wrong_belief": wrong, "right_belief": right, "severity": "significant"},
                     }
                 )
             elif "preference" in signals:
-                out.append({"type": "preference", "title": title, "body": line,
-                            "confidence": 0.8, "fields": {"scope": "project"}})
+                out.append(
+                    {
+                        "type": "preference",
+                        "title": title,
+                        "body": line,
+                        "confidence": 0.8,
+                        "fields": {"scope": "project"},
+                    }
+                )
             elif "context" in signals:
-                out.append({"type": "fact", "title": title, "body": line, "confidence": 0.7,
-                            "fields": {"category": "constraint"}})
+                out.append(
+                    {
+                        "type": "fact",
+                        "title": title,
+                        "body": line,
+                        "confidence": 0.7,
+                        "fields": {"category": "constraint"},
+                    }
+                )
         for cmd, code in _FAILED.findall(prompt):
             out.append(
                 {
