@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from tests._mcp_client import SyncClient, make_repo
 
 ALL_TOOLS = {

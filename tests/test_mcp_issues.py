@@ -9,9 +9,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests._mcp_client import SyncClient, free_port, make_repo, start_http_server
 
 from ccmemory.model import new_id
+from tests._mcp_client import SyncClient, free_port, make_repo, start_http_server
 
 
 def write(repo: Path, folder: str, name: str, text: str) -> None:
