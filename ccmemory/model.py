@@ -71,11 +71,11 @@ TYPES: dict[str, TypeSpec] = {
             (),
             {"category": ("convention", "constraint", "architecture", "command", "environment")},
         ),
-        TypeSpec(
-            "gotcha", "gotchas", ("severity",), (), {"severity": ("minor", "significant", "critical")}
-        ),
+        TypeSpec("gotcha", "gotchas", ("severity",), (), {"severity": ("minor", "significant", "critical")}),
         TypeSpec("pattern", "patterns", (), ()),
-        TypeSpec("reference", "references", ("uri", "ref_type"), ("uri",), {"ref_type": ("url", "file", "doc")}),
+        TypeSpec(
+            "reference", "references", ("uri", "ref_type"), ("uri",), {"ref_type": ("url", "file", "doc")}
+        ),
     )
 }
 FOLDER_TO_TYPE: dict[str, str] = {spec.folder: name for name, spec in TYPES.items()}

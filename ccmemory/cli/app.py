@@ -1,0 +1,52 @@
+"""The click group with lazily imported subcommands (module:attribute per command)."""
+
+from __future__ import annotations
+
+import importlib
+
+import click
+
+# name -> "module:attribute". Each module imports only what its command needs.
+COMMANDS: dict[str, str] = {
+    "init": "ccmemory.cli.cmd_core:init",
+    "new": "ccmemory.cli.cmd_core:new",
+    "show": "ccmemory.cli.cmd_core:show",
+    "check": "ccmemory.cli.cmd_core:check",
+    "reindex": "ccmemory.cli.cmd_core:reindex_cmd",
+    "search": "ccmemory.cli.cmd_search:search_cmd",
+    "trace": "ccmemory.cli.cmd_search:trace_cmd",
+    "context": "ccmemory.cli.cmd_search:context_cmd",
+    "stats": "ccmemory.cli.cmd_search:stats_cmd",
+    "demo": "ccmemory.cli.cmd_demo:demo",
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module, attr = target.split(":")
+        cmd = getattr(importlib.import_module(module), attr)
+        assert isinstance(cmd, click.Command)
+        return cmd
+
+
+@click.group(
+    cls=LazyGroup,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
+@click.version_option(package_name="ccmemory")
+def cli() -> None:
+    """Persistent, reviewable memory for Claude Code.
+
+    Memories are markdown files under .ccmemory/ in your git repository: review them in pull
+    requests, edit them by hand, and merge them to make them curated. The index
+    (.ccmemory/local/index.db) is a cache that `ccmemory reindex` rebuilds from the files.
+
+    Start with `ccmemory init` in a repository, then `ccmemory new decision "..."`,
+    `ccmemory search "..."` and `ccmemory context`.
+    """

@@ -1,0 +1,320 @@
+"""init, new, show, check, reindex."""
+
+from __future__ import annotations
+
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ccmemory.cli.common import Progress, display_path, emit_json, notice, service
+from ccmemory.model import RELATION_TYPES, TYPES, Memory, Relation, new_id
+
+TYPE_CHOICE = click.Choice(sorted(TYPES), case_sensitive=False)
+GITIGNORE_LINE = ".ccmemory/local/"
+VAULT_README = """\
+# Project memory (ccmemory)
+
+Each file in these folders is one memory from work with Claude Code: a decision, correction,
+exception, insight, question, failed approach, fact, gotcha, pattern, preference or reference.
+They are plain markdown with YAML frontmatter: review them in pull requests and edit them by hand.
+A memory on a feature branch is *developmental*; once merged into the main branch it is *curated*.
+
+`local/` holds this machine's index and logs; it is git-ignored and rebuilt by `ccmemory reindex`.
+"""
+
+
+def _ensure_gitignore(root: Path) -> bool:
+    path = root / ".gitignore"
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    if any(line.strip() in (GITIGNORE_LINE, "/" + GITIGNORE_LINE) for line in text.splitlines()):
+        return False
+    from ccmemory.vault import atomic_write
+
+    new = text + ("" if not text or text.endswith("\n") else "\n") + GITIGNORE_LINE + "\n"
+    atomic_write(path, new.encode("utf-8"), overwrite=True)
+    return True
+
+
+def init_vault(root: Path) -> list[str]:
+    """Create .ccmemory/ (README, config, local/) and the .gitignore entry. Idempotent."""
+    from ccmemory.config import CONFIG_FILE, DEFAULT_CONFIG
+    from ccmemory.vault import atomic_write
+
+    done: list[str] = []
+    vdir = root / ".ccmemory"
+    (vdir / "local").mkdir(parents=True, exist_ok=True)
+    for name, content in (("README.md", VAULT_README), (CONFIG_FILE, DEFAULT_CONFIG)):
+        path = vdir / name
+        if not path.exists():
+            atomic_write(path, content.encode("utf-8"), overwrite=False)
+            done.append(f"created .ccmemory/{name}")
+    if _ensure_gitignore(root):
+        done.append(f"added {GITIGNORE_LINE} to .gitignore")
+    return done
+
+
+@click.command()
+@click.argument("path", required=False, type=click.Path(file_okay=False, path_type=Path))
+def init(path: Path | None) -> None:
+    """Set up .ccmemory/ in a repository (default: the git top level of the current folder).
+
+    Creates .ccmemory/README.md and config.yaml, the git-ignored .ccmemory/local/ folder for the
+    index and logs, and builds the index. Safe to run again.
+    """
+    from ccmemory import gitstate
+
+    root = (path or Path.cwd()).resolve()
+    if path is None and gitstate.is_repo(root):
+        root = Path(gitstate.git(root, "rev-parse", "--show-toplevel").strip())
+    root.mkdir(parents=True, exist_ok=True)
+    for line in init_vault(root):
+        click.echo(line)
+    from ccmemory.service import Service
+    from ccmemory.vault import Vault
+
+    with Service(Vault(root)) as svc:
+        report = svc.reindex()
+    click.echo(f"ccmemory is ready in {root} ({report.added} memories indexed)")
+
+
+def _parse_field(values: tuple[str, ...]) -> dict[str, Any]:
+    import yaml
+
+    out: dict[str, Any] = {}
+    for item in values:
+        if "=" not in item:
+            raise click.BadParameter(f"{item!r}: use key=value", param_hint="--field")
+        key, raw = item.split("=", 1)
+        try:
+            out[key.strip()] = yaml.safe_load(raw) if raw.strip().startswith("[") else raw
+        except yaml.YAMLError:
+            out[key.strip()] = raw
+    return out
+
+
+@click.command()
+@click.argument("mtype", metavar="TYPE", type=TYPE_CHOICE)
+@click.argument("title")
+@click.option("--body", "-b", help="The memory's text (markdown). '-' reads it from stdin.")
+@click.option("--topic", "-t", "topics", multiple=True, help="A topic (repeatable).")
+@click.option("--file", "-f", "files", multiple=True, help="A code path it concerns (repeatable).")
+@click.option("--supersedes", "-s", multiple=True, help="Id of a memory this one replaces (repeatable).")
+@click.option(
+    "--relation",
+    "-r",
+    "relations",
+    multiple=True,
+    metavar="TYPE:ID[:REASON]",
+    help=f"A typed link to another memory ({', '.join(RELATION_TYPES)}).",
+)
+@click.option(
+    "--field",
+    "fields",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="A type-specific field, e.g. --field rationale='XSS can read localStorage'.",
+)
+@click.option("--confidence", type=click.FloatRange(0, 1), default=None)
+@click.option("--source", type=click.Choice(["manual", "explicit", "llm", "import"]), default="manual")
+@click.option("--json", "as_json", is_flag=True, help="Print id, path and status as JSON.")
+def new(
+    mtype: str,
+    title: str,
+    body: str | None,
+    topics: tuple[str, ...],
+    files: tuple[str, ...],
+    supersedes: tuple[str, ...],
+    relations: tuple[str, ...],
+    fields: tuple[str, ...],
+    confidence: float | None,
+    source: str,
+    as_json: bool,
+) -> None:
+    """Write one new memory file and print its path.
+
+    TYPE is one of: decision, correction, preference, exception, insight, question,
+    failed_approach, fact, gotcha, pattern, reference. Without --body the type's template text
+    is used. Example:
+
+      ccmemory new decision "Use httpOnly cookies" --topic auth --body "Tokens live in cookies."
+    """
+    from ccmemory import gitstate
+    from ccmemory.templates import load_template
+
+    mtype = mtype.lower()
+    if body == "-":
+        body = sys.stdin.read()
+    defaults, scaffold = load_template(mtype)
+    own = {k: v for k, v in defaults.items() if v not in ("", [], None)}
+    own.update(_parse_field(fields))
+    unknown = set(own) - set(TYPES[mtype].fields)
+    if unknown:
+        raise click.BadParameter(
+            f"{', '.join(sorted(unknown))} not a field of {mtype} "
+            f"(fields: {', '.join(TYPES[mtype].fields) or 'none'})",
+            param_hint="--field",
+        )
+    rels: list[Relation] = []
+    for spec in relations:
+        parts = spec.split(":", 2)
+        if len(parts) < 2 or parts[0].upper() not in RELATION_TYPES:
+            raise click.BadParameter(
+                f"{spec!r}: use TYPE:ID[:REASON] with TYPE one of {', '.join(RELATION_TYPES)}",
+                param_hint="--relation",
+            )
+        rels.append(Relation(parts[0].upper(), parts[1], parts[2] if len(parts) > 2 else None))
+    with service() as svc:
+
+        def full_id(ref: str) -> str:
+            ids = svc.resolve(ref)
+            if len(ids) == 1:
+                return str(ids[0])
+            notice(f"warning: {ref} does not name one known memory; kept as written")
+            return ref
+
+        memory = Memory(
+            id=new_id(),
+            type=mtype,
+            title=" ".join(title.split()),
+            created=datetime.now(UTC).replace(microsecond=0),
+            body=(body if body is not None else scaffold).strip(),
+            author=svc.config.user_id,
+            branch=gitstate.current_branch(svc.vault.root) if gitstate.is_repo(svc.vault.root) else None,
+            topics=list(dict.fromkeys(t.strip() for t in topics if t.strip())),
+            files=list(dict.fromkeys(f.strip() for f in files if f.strip())),
+            confidence=confidence,
+            source=source,
+            supersedes=[full_id(s) for s in supersedes],
+            relations=[Relation(r.type, full_id(r.target), r.reason) for r in rels],
+            fields=own,
+        )
+        try:
+            rec = svc.record(memory)
+        except ValueError as exc:
+            raise click.ClickException(str(exc)) from None
+        if rec.notice:
+            notice(rec.notice)
+        if as_json:
+            emit_json({"id": memory.id, "path": rec.path, "status": rec.status})
+        else:
+            click.echo(display_path(svc.vault.root, rec.path))
+
+
+@click.command()
+@click.argument("ref")
+@click.option("--json", "as_json", is_flag=True)
+def show(ref: str, as_json: bool) -> None:
+    """Show one memory by id, id prefix (≥ 4 characters) or file path, with what git and the
+    index know about it: status, relations in both directions, what supersedes it."""
+    with service() as svc:
+        ids = svc.resolve(ref)
+        if len(ids) > 1:
+            raise click.ClickException(f"{ref!r} matches {len(ids)} memories: {', '.join(ids[:10])}")
+        m = svc.get(ref)
+        if m is None:
+            raise click.ClickException(f"no memory {ref!r} (try `ccmemory search` or `ccmemory reindex`)")
+        edges = svc.index.edges(svc.project, [m.id])
+        incoming = [e for e in edges if e.dst == m.id and e.src != m.id]
+        outgoing = [e for e in edges if e.src == m.id]
+        if as_json:
+            from dataclasses import asdict
+
+            data = asdict(m)
+            data["uri"] = m.uri
+            data["superseded_by"] = [e.src for e in incoming if e.type == "SUPERSEDES"]
+            data["incoming"] = [asdict(e) for e in incoming]
+            data["outgoing"] = [asdict(e) for e in outgoing]
+            emit_json(data)
+            return
+        path = svc.vault.root / m.path
+        click.secho(f"{m.title}", bold=True)
+        click.echo(f"{m.type} · {m.status} · {m.created} · {m.author or 'unknown author'}")
+        click.echo(f"{m.id}  {display_path(svc.vault.root, m.path)}  {m.uri}")
+        sup = [e.src for e in incoming if e.type == "SUPERSEDES"]
+        if sup:
+            click.secho(f"superseded by: {', '.join(sup)}", fg="yellow")
+        click.echo("")
+        click.echo(path.read_text(encoding="utf-8") if path.exists() else m.body)
+        from ccmemory.model import REVERSE_NAMES
+
+        for e in outgoing:
+            click.echo(f"→ {e.type} {e.dst}" + (f" ({e.reason})" if e.reason else ""))
+        for e in incoming:
+            click.echo(f"← {REVERSE_NAMES.get(e.type, e.type)} {e.src}")
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True)
+@click.option("--strict", is_flag=True, help="Treat warnings as errors.")
+def check(as_json: bool, strict: bool) -> None:
+    """Validate every memory file; print `path:line: problem` and exit 1 on any error.
+
+    Works without the index (usable in pre-commit and CI). Warnings (unknown relation targets,
+    ids that are not ULIDs) do not fail the check unless --strict.
+    """
+    from ccmemory.checks import check_vault
+    from ccmemory.vault import Vault, VaultNotFound
+
+    try:
+        vault = Vault.open()
+    except VaultNotFound as exc:
+        raise click.ClickException(str(exc)) from None
+    findings = check_vault(vault)
+    errors = [f for f in findings if f.level == "error" or strict]
+    if as_json:
+        emit_json([f.as_dict() for f in findings])
+    else:
+        for f in findings:
+            prefix = "" if f.level == "error" else "warning: "
+            click.echo(f"{f.path}:{f.line}: {prefix}{f.message}")
+        n_files = sum(1 for _ in vault.iter_paths())
+        click.echo(
+            f"{n_files} memory files checked: {len(errors)} error(s), "
+            f"{len(findings) - len(errors)} warning(s)",
+            err=True,
+        )
+    if errors:
+        raise SystemExit(1)
+
+
+@click.command("reindex")
+@click.option("--full", is_flag=True, help="Rebuild from scratch instead of incrementally.")
+@click.option("--no-embed", is_flag=True, help="Skip computing embeddings (full-text only).")
+@click.option("--json", "as_json", is_flag=True)
+def reindex_cmd(full: bool, no_embed: bool, as_json: bool) -> None:
+    """Bring the index level with the memory files (incremental by path, mtime, size, hash).
+
+    Bad files are reported with path and reason and left out of the index (never deleted or
+    rewritten); the rest are indexed. Status (curated/developmental) is refreshed from git.
+    """
+    with service() as svc:
+        bar = Progress("indexing")
+        report = svc.reindex(full=full, progress=bar)
+        bar.close()
+        embedded, problem = 0, None
+        if not no_embed:
+            ebar = Progress("embedding")
+            embedded, problem = svc.embed_missing(progress=ebar)
+            ebar.close()
+        if as_json:
+            data = report.as_dict()
+            data["embedded"] = embedded
+            data["semantic"] = problem is None
+            if problem:
+                data["semantic_off_reason"] = problem
+            emit_json(data)
+        else:
+            for e in report.errors:
+                click.echo(f"{e.path}:{e.line or 1}: {e.reason}", err=True)
+            click.echo(
+                f"added {report.added}, updated {report.updated}, removed {report.removed}, "
+                f"unchanged {report.unchanged}, status changed {report.status_changed}, "
+                f"errors {len(report.errors)}"
+                + (f", embedded {embedded}" if embedded else "")
+                + f" ({report.seconds:.2f}s)"
+            )
+            if problem and not no_embed:
+                notice(f"semantic search is off: {problem}")

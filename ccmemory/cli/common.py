@@ -1,0 +1,98 @@
+"""Helpers shared by the CLI commands: opening the service, errors, output."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ccmemory.index.base import IndexError_
+from ccmemory.vault import VaultNotFound
+
+
+@contextmanager
+def service() -> Iterator[Any]:
+    """Open the Service for the current folder; turn expected failures into clear CLI errors."""
+    from ccmemory.service import Service
+
+    try:
+        svc = Service.open()
+    except VaultNotFound as exc:
+        raise click.ClickException(str(exc)) from None
+    except ValueError as exc:  # bad config.yaml
+        raise click.ClickException(str(exc)) from None
+    try:
+        yield svc
+    except IndexError_ as exc:
+        raise click.ClickException(f"index unavailable: {exc}") from None
+    finally:
+        with contextlib.suppress(Exception):
+            svc.close()
+
+
+def emit_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+def notice(msg: str) -> None:
+    click.secho(msg, err=True, fg="yellow")
+
+
+def parse_when(value: str | None) -> datetime | None:
+    """Accept 2026-11-20, 2026-11-20T14:03:11Z, or relative '7d' / '3w' / '12h'."""
+    if not value:
+        return None
+    from datetime import timedelta
+
+    from ccmemory.model import parse_timestamp
+
+    units = {"h": 3600, "d": 86400, "w": 7 * 86400, "m": 30 * 86400, "y": 365 * 86400}
+    v = value.strip()
+    if len(v) > 1 and v[:-1].isdigit() and v[-1] in units:
+        return datetime.now(UTC) - timedelta(seconds=int(v[:-1]) * units[v[-1]])
+    parsed = parse_timestamp(v)
+    if parsed is None:
+        raise click.BadParameter(f"{value!r}: use a date (2026-11-20), a timestamp or 7d/3w/12h")
+    return parsed
+
+
+def display_path(root: Path, rel: str) -> str:
+    """A path the user can paste: relative to the current folder when inside the repository."""
+    absolute = root / rel
+    try:
+        return os.path.relpath(absolute, Path.cwd())
+    except ValueError:
+        return str(absolute)
+
+
+class Progress:
+    """A click progress bar on stderr, created on the first update when the work is long and
+    stderr is a terminal (scripts and CI logs get no bar)."""
+
+    def __init__(self, label: str, minimum: int = 200):
+        self.label = label
+        self.minimum = minimum
+        self.bar: Any = None
+        self.done = 0
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.bar is None:
+            if total < self.minimum or not sys.stderr.isatty():
+                return
+            self.bar = click.progressbar(length=total, label=self.label, file=sys.stderr)
+            self.bar.__enter__()
+        self.bar.update(done - self.done)
+        self.done = done
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
+            self.bar = None

@@ -1,0 +1,94 @@
+"""Settings: `.ccmemory/config.yaml` plus environment overrides (environment wins).
+
+Environment: CCMEMORY_BACKEND=sqlite|neo4j, CCMEMORY_NEO4J_URI, CCMEMORY_NEO4J_USER,
+CCMEMORY_NEO4J_PASSWORD, CCMEMORY_USER_ID (default: git user.email), CCMEMORY_PROJECT.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+CONFIG_FILE = "config.yaml"
+DEFAULT_CONFIG = """\
+# ccmemory settings for this repository (committed; the environment overrides them).
+# project: my-project          # name used in a shared index (default: the repository folder name)
+# main_branch: main            # the branch whose files are "curated" (default: detected)
+backend: sqlite                # sqlite (embedded, default) or neo4j (CCMEMORY_NEO4J_URI ...)
+context:
+  enabled: true                # inject memories at session start
+  budget_tokens: 1500
+"""
+
+
+@dataclass
+class Config:
+    project: str
+    backend: str = "sqlite"
+    main_branch: str | None = None
+    neo4j_uri: str = "bolt://127.0.0.1:7687"
+    neo4j_user: str = "neo4j"
+    neo4j_password: str | None = None
+    user_id: str | None = None
+    context_enabled: bool = True
+    context_budget: int = 1500
+    raw: dict[str, Any] = field(default_factory=dict)
+
+
+def _git_email(root: Path) -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "config", "--get", "user.email"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=5,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip() or None
+
+
+def read_config_file(vault_dir: Path) -> dict[str, Any]:
+    import yaml
+
+    path = vault_dir / CONFIG_FILE
+    if not path.is_file():
+        return {}
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (yaml.YAMLError, OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path}: cannot read settings: {exc}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: settings must be a YAML mapping")
+    return data
+
+
+def load_config(root: Path, *, env: dict[str, str] | None = None) -> Config:
+    """Settings for the repository at `root` (the folder holding `.ccmemory/`)."""
+    env = dict(os.environ) if env is None else env
+    raw = read_config_file(root / ".ccmemory")
+    ctx = raw.get("context") if isinstance(raw.get("context"), dict) else {}
+    assert isinstance(ctx, dict)
+    neo = raw.get("neo4j") if isinstance(raw.get("neo4j"), dict) else {}
+    assert isinstance(neo, dict)
+    cfg = Config(
+        project=str(env.get("CCMEMORY_PROJECT") or raw.get("project") or root.name),
+        backend=str(env.get("CCMEMORY_BACKEND") or raw.get("backend") or "sqlite").lower(),
+        main_branch=(str(raw["main_branch"]) if raw.get("main_branch") else None),
+        neo4j_uri=str(env.get("CCMEMORY_NEO4J_URI") or neo.get("uri") or "bolt://127.0.0.1:7687"),
+        neo4j_user=str(env.get("CCMEMORY_NEO4J_USER") or neo.get("user") or "neo4j"),
+        neo4j_password=env.get("CCMEMORY_NEO4J_PASSWORD") or None,
+        user_id=env.get("CCMEMORY_USER_ID") or None,
+        context_enabled=bool(ctx.get("enabled", True)),
+        context_budget=int(ctx.get("budget_tokens", 1500)),
+        raw=raw,
+    )
+    if cfg.backend not in ("sqlite", "neo4j"):
+        raise ValueError(f"unknown backend {cfg.backend!r}: use sqlite or neo4j")
+    if cfg.user_id is None:
+        cfg.user_id = _git_email(root)
+    return cfg

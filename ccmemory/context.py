@@ -1,0 +1,84 @@
+"""Session-start context within a token budget (DESIGN.md "Retrieval").
+
+Progressive disclosure: one line a memory (type, title, short id), the full text on request through
+`ccmemory show ID` or the MCP tools. Sections in priority order; a line that would exceed the
+budget is left out, so the output never goes over it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ccmemory.index.base import IndexedMemory
+
+if TYPE_CHECKING:
+    from ccmemory.service import ContextResult, Service
+
+
+def _line(m: IndexedMemory) -> str:
+    extra = ""
+    if m.type == "correction" and m.fields.get("right_belief"):
+        extra = f" → {m.fields['right_belief']}"
+    elif m.type == "failed_approach" and m.fields.get("lesson"):
+        extra = f" — lesson: {m.fields['lesson']}"
+    flag = "" if m.status == "curated" else " (developmental)"
+    text = f"- [{m.type}] {m.title}{extra} `{m.id}`{flag}"
+    return " ".join(text.split())[:400]
+
+
+def build_context(svc: Service, budget_tokens: int, *, task: str | None = None) -> ContextResult:
+    from ccmemory.service import ContextResult, estimate_tokens
+
+    sections: list[tuple[str, list[IndexedMemory]]] = []
+    if task:
+        hits = svc.search(task, limit=5).hits
+        sections.append(("Relevant to the task", [h.memory for h in hits]))
+    rules = svc.index.query(svc.filters(types=["correction", "preference", "fact"]), limit=40)
+    order = {"correction": 0, "preference": 1, "fact": 2}
+    rules.sort(key=lambda m: (order[m.type], m.status != "curated"))  # stable: newest first within
+    sections.append(("Project rules (facts, preferences, corrections)", rules))
+    sections.append(("Recent decisions", svc.index.query(svc.filters(types=["decision"]), limit=10)))
+    sections.append(
+        (
+            "Failed approaches (don't repeat)",
+            svc.index.query(svc.filters(types=["failed_approach"]), limit=10),
+        )
+    )
+    review = [
+        m
+        for m in svc.index.query(svc.filters(types=["decision"]), limit=200)
+        if m.status == "developmental" or (m.confidence is not None and m.confidence < 0.6)
+    ][:10]
+    sections.append(("Decisions needing review (developmental or low confidence)", review))
+
+    header = (
+        f"# ccmemory: what this project remembers ({svc.project})\n"
+        "One line per memory; `ccmemory show <id>` or the MCP tools `search`/`trace_decision` give "
+        "the full text.\n"
+    )
+    out = [header]
+    used = estimate_tokens(header)
+    ids: list[str] = []
+    seen: set[str] = set()
+    for title, mems in sections:
+        lines: list[str] = []
+        for m in mems:
+            if m.id in seen:
+                continue
+            line = _line(m) + "\n"
+            cost = estimate_tokens(line)
+            head_cost = 0 if lines else estimate_tokens(f"\n## {title}\n")
+            if used + cost + head_cost > budget_tokens:
+                continue
+            if not lines:
+                out.append(f"\n## {title}\n")
+                used += head_cost
+            lines.append(line)
+            used += cost
+            seen.add(m.id)
+            ids.append(m.id)
+        out.extend(lines)
+    if not ids:
+        return ContextResult("", [], 0)
+    text = "".join(out)
+    return ContextResult(text, ids, estimate_tokens(text))

@@ -1,0 +1,22 @@
+"""The rebuildable index: one contract (base.py), two backends (sqlite.py, neo4j.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ccmemory.config import Config
+    from ccmemory.index.base import Index
+
+
+def open_index(config: Config, vault_dir: Path) -> Index:
+    """The configured backend. Neo4j is imported only when chosen (the driver is not light)."""
+    if config.backend == "neo4j":
+        from ccmemory.index.neo4j import Neo4jIndex  # type: ignore[import-not-found,unused-ignore]
+
+        index: Index = Neo4jIndex.connect(config)
+        return index
+    from ccmemory.index.sqlite import SQLiteIndex
+
+    return SQLiteIndex(vault_dir / "local" / "index.db")

@@ -1,0 +1,236 @@
+"""The index contract. Every caller talks to this; SQLite and Neo4j both implement it.
+
+The index is a cache of the files: `sync.reindex` feeds it FileRecords (one per memory file, with
+the parsed memory or the parse error) and it derives everything else. Derivation rules that both
+backends must follow exactly (the conformance suite checks them):
+
+- A memory is served from the valid file with its id whose path sorts first; other files with the
+  same id are reported as duplicates (`duplicate_ids`).
+- Relations are stored on their source memory only; reverse edges are derived at query time.
+- A memory is *superseded* when another memory visible to the viewer has a SUPERSEDES edge to it.
+- Visibility (team rule): with `Filters.viewer` set, a memory is visible when it is curated or its
+  effective author (frontmatter author, else the git author who added it) equals the viewer.
+- Ordering: `query` sorts by created descending, then id descending; text and vector searches
+  sort by score descending, then id ascending.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
+
+from ccmemory.model import Memory, Relation, format_timestamp
+
+
+class IndexError_(Exception):
+    """The index cannot be used (backend down, wrong password, corrupt database...).
+
+    The message names the backend location and the cause; memory files are never affected.
+    """
+
+
+@dataclass
+class FileRecord:
+    path: str  # repo-relative POSIX path
+    mtime_ns: int
+    size: int
+    hash: str  # sha256 of the bytes
+    memory: Memory | None = None  # None when the file is invalid
+    error: str | None = None
+    error_line: int | None = None
+
+
+@dataclass
+class IndexedMemory:
+    """A memory as the index serves it: the file's content plus derived facts."""
+
+    id: str
+    type: str
+    title: str
+    body: str
+    created: str  # ISO-8601 UTC 'YYYY-MM-DDTHH:MM:SSZ', sortable as text
+    path: str
+    status: str  # curated | developmental
+    project: str
+    author: str | None = None  # effective author (frontmatter, else git adder)
+    session: str | None = None
+    branch: str | None = None
+    topics: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    confidence: float | None = None
+    source: str | None = None
+    supersedes: list[str] = field(default_factory=list)
+    relations: list[Relation] = field(default_factory=list)
+    fields: dict[str, Any] = field(default_factory=dict)
+    hash: str = ""
+
+    @property
+    def uri(self) -> str:
+        return f"ccmemory://memory/{self.id}"
+
+    @classmethod
+    def from_memory(
+        cls,
+        memory: Memory,
+        *,
+        path: str,
+        status: str,
+        project: str,
+        hash: str,
+        author: str | None = None,
+    ) -> IndexedMemory:
+        return cls(
+            id=memory.id,
+            type=memory.type,
+            title=memory.title,
+            body=memory.body,
+            created=format_timestamp(memory.created),
+            path=path,
+            status=status,
+            project=project,
+            author=memory.author or author,
+            session=memory.session,
+            branch=memory.branch,
+            topics=list(memory.topics),
+            files=list(memory.files),
+            confidence=memory.confidence,
+            source=memory.source,
+            supersedes=list(memory.supersedes),
+            relations=list(memory.relations),
+            fields=dict(memory.fields),
+            hash=hash,
+        )
+
+
+@dataclass(frozen=True)
+class Edge:
+    src: str
+    type: str  # one of model.RELATION_TYPES (stored direction: src -> dst)
+    dst: str
+    reason: str | None = None
+
+
+@dataclass
+class Filters:
+    """Every filter the product uses; each works on both backends. Empty = no restriction."""
+
+    project: str
+    types: Sequence[str] | None = None
+    status: str | None = None  # curated | developmental
+    viewer: str | None = None  # team rule: curated, or authored by this user
+    since: datetime | None = None
+    until: datetime | None = None
+    topics: Sequence[str] | None = None  # any of (normalised topics)
+    files: Sequence[str] | None = None  # any of; a trailing '/' matches a folder prefix
+    include_superseded: bool = False
+    ids: Sequence[str] | None = None
+
+
+@dataclass(frozen=True)
+class FileState:
+    path: str
+    mtime_ns: int
+    size: int
+    hash: str
+
+
+@dataclass(frozen=True)
+class FileProblem:
+    path: str
+    line: int | None
+    reason: str
+
+
+class Index(Protocol):
+    backend: str
+    location: str  # db path or URI, for messages
+
+    # --- writing (sync only) ----------------------------------------------------------------
+    def file_states(self, project: str) -> dict[str, FileState]: ...
+
+    def apply(
+        self,
+        project: str,
+        upserts: Sequence[FileRecord],
+        removed: Iterable[str],
+        status_of: Any,  # Callable[[str], str]: status for a path
+        adders: dict[str, str] | None = None,
+    ) -> None:
+        """Apply file changes atomically where the backend allows; derive memory rows."""
+        ...
+
+    def refresh_status(self, project: str, status_of: Any, adders: dict[str, str] | None = None) -> int:
+        """Recompute status (and git authors) of every memory; return how many changed."""
+        ...
+
+    def clear(self, project: str) -> None: ...
+
+    # --- reading ------------------------------------------------------------------------------
+    def get(self, project: str, ids: Sequence[str]) -> list[IndexedMemory]: ...
+
+    def resolve(self, project: str, ref: str) -> list[str]:
+        """Ids matching a full id, an id prefix (≥ 4 chars) or a repo-relative path."""
+        ...
+
+    def query(self, f: Filters, limit: int = 50, offset: int = 0) -> list[IndexedMemory]: ...
+
+    def count(self, f: Filters) -> int: ...
+
+    def text_search(self, text: str, f: Filters, limit: int = 50) -> list[tuple[str, float]]:
+        """Full-text candidates (id, score; higher is better). `text` is plain words, never syntax."""
+        ...
+
+    def edges(self, project: str, ids: Sequence[str]) -> list[Edge]:
+        """Every stored edge touching `ids`, in either direction, whose endpoints both exist."""
+        ...
+
+    def dangling(self, project: str) -> list[Edge]:
+        """Edges whose target id is not in the index (a warning, not an error)."""
+        ...
+
+    def superseded_ids(self, f: Filters) -> set[str]: ...
+
+    def related_by_topic_or_file(
+        self, f: Filters, ids: Sequence[str], limit: int = 20
+    ) -> list[tuple[str, str, int]]:
+        """(other id, via id, shared count) for memories sharing topics or files with `ids`."""
+        ...
+
+    def file_problems(self, project: str) -> list[FileProblem]:
+        """Invalid files and duplicate-id files, sorted by path."""
+        ...
+
+    def stats(self, project: str) -> dict[str, Any]: ...
+
+    def dump(self, project: str) -> dict[str, Any]:
+        """A canonical, comparable dump of everything derived (for rebuild==incremental tests)."""
+        ...
+
+    # --- embeddings (optional capability; see embed.py) ------------------------------------------
+    def missing_vectors(self, project: str, embedder: str) -> list[tuple[str, str]]:
+        """(hash, text) of memories whose content has no vector for `embedder` yet."""
+        ...
+
+    def store_vectors(self, embedder: str, dim: int, items: Sequence[tuple[str, Any]]) -> None: ...
+
+    def vector_search(
+        self, embedder: str, vector: Any, f: Filters, limit: int = 50
+    ) -> list[tuple[str, float]]: ...
+
+    def close(self) -> None: ...
+
+
+def embed_text(m: IndexedMemory) -> str:
+    """The text embedded for a memory (title, body and prose fields)."""
+    from ccmemory.model import TYPES
+
+    parts = [m.title, m.body]
+    for name in TYPES[m.type].text_fields:
+        value = m.fields.get(name)
+        if isinstance(value, list):
+            parts.append(", ".join(str(v) for v in value))
+        elif value not in (None, ""):
+            parts.append(str(value))
+    return "\n".join(p for p in parts if p).strip()

@@ -1,0 +1,717 @@
+"""The embedded index: stdlib sqlite3, WAL, FTS5 with bm25, vectors per content hash.
+
+Several processes (hooks' worker, watcher, MCP server, CLI) read and write one database at once:
+WAL mode, a busy timeout, and every write in one `BEGIN IMMEDIATE` transaction.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import sqlite3
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from ccmemory.index.base import (
+    Edge,
+    FileProblem,
+    FileRecord,
+    FileState,
+    Filters,
+    IndexedMemory,
+    IndexError_,
+    embed_text,
+)
+from ccmemory.index.query import fts_query
+from ccmemory.model import Memory, Relation, format_timestamp, normalise_topic
+
+SCHEMA_VERSION = 1
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS files(
+  project TEXT NOT NULL, path TEXT NOT NULL, mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL,
+  hash TEXT NOT NULL, mem_id TEXT, error TEXT, error_line INTEGER, payload TEXT,
+  PRIMARY KEY(project, path));
+CREATE INDEX IF NOT EXISTS files_mem ON files(project, mem_id);
+CREATE TABLE IF NOT EXISTS memories(
+  rid INTEGER PRIMARY KEY, project TEXT NOT NULL, id TEXT NOT NULL, path TEXT NOT NULL,
+  type TEXT NOT NULL, title TEXT NOT NULL, body TEXT NOT NULL, created TEXT NOT NULL,
+  author_fm TEXT, author_git TEXT, session TEXT, branch TEXT, confidence REAL, source TEXT,
+  status TEXT NOT NULL, fields TEXT NOT NULL, topics TEXT NOT NULL, files TEXT NOT NULL,
+  supersedes TEXT NOT NULL, relations TEXT NOT NULL, hash TEXT NOT NULL, text_hash TEXT NOT NULL,
+  UNIQUE(project, id));
+CREATE INDEX IF NOT EXISTS memories_created ON memories(project, created);
+CREATE INDEX IF NOT EXISTS memories_path ON memories(project, path);
+CREATE TABLE IF NOT EXISTS relations(
+  project TEXT NOT NULL, src TEXT NOT NULL, type TEXT NOT NULL, dst TEXT NOT NULL, reason TEXT,
+  PRIMARY KEY(project, src, type, dst));
+CREATE INDEX IF NOT EXISTS relations_dst ON relations(project, dst, type);
+CREATE TABLE IF NOT EXISTS mem_topics(project TEXT NOT NULL, mem_id TEXT NOT NULL, topic TEXT NOT NULL,
+  PRIMARY KEY(project, mem_id, topic));
+CREATE INDEX IF NOT EXISTS mem_topics_topic ON mem_topics(project, topic);
+CREATE TABLE IF NOT EXISTS mem_files(project TEXT NOT NULL, mem_id TEXT NOT NULL, file TEXT NOT NULL,
+  PRIMARY KEY(project, mem_id, file));
+CREATE INDEX IF NOT EXISTS mem_files_file ON mem_files(project, file);
+CREATE VIRTUAL TABLE IF NOT EXISTS memory_fts USING fts5(
+  title, body, fields, tokenize = 'porter unicode61 remove_diacritics 2');
+CREATE TABLE IF NOT EXISTS vectors(
+  embedder TEXT NOT NULL, text_hash TEXT NOT NULL, dim INTEGER NOT NULL, vec BLOB NOT NULL,
+  PRIMARY KEY(embedder, text_hash));
+"""
+# bm25 column weights: title, body, type fields
+_BM25 = "bm25(memory_fts, 4.0, 1.0, 2.0)"
+_EFFECTIVE_AUTHOR = "coalesce(m.author_fm, m.author_git)"
+
+
+def _text_hash(m: IndexedMemory) -> str:
+    return hashlib.sha256(embed_text(m).encode("utf-8")).hexdigest()
+
+
+def memory_payload(memory: Memory) -> str:
+    data = {
+        "id": memory.id,
+        "type": memory.type,
+        "title": memory.title,
+        "created": format_timestamp(memory.created),
+        "body": memory.body,
+        "author": memory.author,
+        "session": memory.session,
+        "branch": memory.branch,
+        "topics": memory.topics,
+        "files": memory.files,
+        "confidence": memory.confidence,
+        "source": memory.source,
+        "supersedes": memory.supersedes,
+        "relations": [r.to_dict() for r in memory.relations],
+        "fields": memory.fields,
+    }
+    return json.dumps(data, default=str, ensure_ascii=False, sort_keys=True)
+
+
+def _fields_text(fields: dict[str, Any], mtype: str) -> str:
+    from ccmemory.model import TYPES
+
+    parts: list[str] = []
+    for name in TYPES[mtype].text_fields:
+        value = fields.get(name)
+        if isinstance(value, list):
+            parts.extend(str(v) for v in value)
+        elif value not in (None, ""):
+            parts.append(str(value))
+    return "\n".join(parts)
+
+
+class SQLiteIndex:
+    backend = "sqlite"
+
+    def __init__(self, path: Path | str):
+        self.location = str(path)
+        if str(path) != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.db = sqlite3.connect(str(path), timeout=30, isolation_level=None, check_same_thread=False)
+            self.db.execute("PRAGMA busy_timeout = 30000")
+            self.db.execute("PRAGMA journal_mode = WAL")
+            self.db.execute("PRAGMA synchronous = NORMAL")
+            self.db.execute("PRAGMA foreign_keys = OFF")
+            self._ensure_schema()
+        except sqlite3.DatabaseError as exc:
+            raise IndexError_(
+                f"SQLite index {self.location} cannot be opened: {exc}. It is a cache: delete it "
+                "and run `ccmemory reindex` to rebuild it from the memory files."
+            ) from None
+        self._lock = threading.RLock()
+        self._vec_cache: dict[tuple[str, str], tuple[int, list[str], Any]] = {}
+
+    # --- plumbing -----------------------------------------------------------------------------
+    def _ensure_schema(self) -> None:
+        row = None
+        with contextlib.suppress(sqlite3.OperationalError):
+            row = self.db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+        if row is not None and int(row[0]) != SCHEMA_VERSION:
+            # an index from another version: drop and rebuild (it is only a cache)
+            for (name,) in self.db.execute(
+                "SELECT name FROM sqlite_master WHERE type IN ('table') AND name NOT LIKE 'sqlite_%'"
+                " AND name NOT LIKE 'memory_fts_%'"
+            ).fetchall():
+                self.db.execute(f'DROP TABLE IF EXISTS "{name}"')
+        self.db.executescript(_SCHEMA)
+        self.db.execute(
+            "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema', ?)", (str(SCHEMA_VERSION),)
+        )
+
+    def close(self) -> None:
+        self.db.close()
+
+    def _write(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
+        with self._lock:
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                result = fn(self.db)
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+            self.db.execute("COMMIT")
+            return result
+
+    # --- writing ------------------------------------------------------------------------------
+    def file_states(self, project: str) -> dict[str, FileState]:
+        rows = self.db.execute(
+            "SELECT path, mtime_ns, size, hash FROM files WHERE project=?", (project,)
+        ).fetchall()
+        return {r[0]: FileState(r[0], r[1], r[2], r[3]) for r in rows}
+
+    def apply(
+        self,
+        project: str,
+        upserts: Sequence[FileRecord],
+        removed: Iterable[str],
+        status_of: Callable[[str], str],
+        adders: dict[str, str] | None = None,
+    ) -> None:
+        removed = list(removed)
+
+        def work(db: sqlite3.Connection) -> None:
+            affected: set[str] = set()
+            for path in removed:
+                row = db.execute(
+                    "SELECT mem_id FROM files WHERE project=? AND path=?", (project, path)
+                ).fetchone()
+                if row and row[0]:
+                    affected.add(row[0])
+                db.execute("DELETE FROM files WHERE project=? AND path=?", (project, path))
+            for rec in upserts:
+                row = db.execute(
+                    "SELECT mem_id FROM files WHERE project=? AND path=?", (project, rec.path)
+                ).fetchone()
+                if row and row[0]:
+                    affected.add(row[0])
+                mem_id = rec.memory.id if rec.memory else None
+                if mem_id:
+                    affected.add(mem_id)
+                db.execute(
+                    "INSERT OR REPLACE INTO files(project, path, mtime_ns, size, hash, mem_id, error,"
+                    " error_line, payload) VALUES (?,?,?,?,?,?,?,?,?)",
+                    (
+                        project,
+                        rec.path,
+                        rec.mtime_ns,
+                        rec.size,
+                        rec.hash,
+                        mem_id,
+                        rec.error,
+                        rec.error_line,
+                        memory_payload(rec.memory) if rec.memory else None,
+                    ),
+                )
+            for mem_id in sorted(affected):
+                self._derive(db, project, mem_id, status_of, adders or {})
+
+        self._write(work)
+
+    def _derive(
+        self,
+        db: sqlite3.Connection,
+        project: str,
+        mem_id: str,
+        status_of: Callable[[str], str],
+        adders: dict[str, str],
+    ) -> None:
+        """Rebuild the memory row of one id from its winning file (first valid path)."""
+        old = db.execute("SELECT rid FROM memories WHERE project=? AND id=?", (project, mem_id)).fetchone()
+        if old:
+            db.execute("DELETE FROM memory_fts WHERE rowid=?", (old[0],))
+            db.execute("DELETE FROM memories WHERE rid=?", (old[0],))
+        for table, col in (("relations", "src"), ("mem_topics", "mem_id"), ("mem_files", "mem_id")):
+            db.execute(f"DELETE FROM {table} WHERE project=? AND {col}=?", (project, mem_id))
+        win = db.execute(
+            "SELECT path, hash, payload FROM files WHERE project=? AND mem_id=? AND error IS NULL"
+            " ORDER BY path LIMIT 1",
+            (project, mem_id),
+        ).fetchone()
+        if not win:
+            return
+        path, fhash, payload = win
+        d = json.loads(payload)
+        im = IndexedMemory(
+            id=d["id"],
+            type=d["type"],
+            title=d["title"],
+            body=d["body"],
+            created=d["created"],
+            path=path,
+            status=status_of(path),
+            project=project,
+            author=d.get("author"),
+            session=d.get("session"),
+            branch=d.get("branch"),
+            topics=d.get("topics") or [],
+            files=d.get("files") or [],
+            confidence=d.get("confidence"),
+            source=d.get("source"),
+            supersedes=d.get("supersedes") or [],
+            relations=[Relation(r["type"], r["target"], r.get("reason")) for r in d.get("relations") or []],
+            fields=d.get("fields") or {},
+            hash=fhash,
+        )
+        git_author = None if im.author else adders.get(path)
+        cur = db.execute(
+            "INSERT INTO memories(project, id, path, type, title, body, created, author_fm, author_git,"
+            " session, branch, confidence, source, status, fields, topics, files, supersedes,"
+            " relations, hash, text_hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                project,
+                im.id,
+                path,
+                im.type,
+                im.title,
+                im.body,
+                im.created,
+                im.author,
+                git_author,
+                im.session,
+                im.branch,
+                im.confidence,
+                im.source,
+                im.status,
+                json.dumps(im.fields, default=str, ensure_ascii=False, sort_keys=True),
+                json.dumps(im.topics, ensure_ascii=False),
+                json.dumps(im.files, ensure_ascii=False),
+                json.dumps(im.supersedes),
+                json.dumps([r.to_dict() for r in im.relations], ensure_ascii=False),
+                fhash,
+                _text_hash(im),
+            ),
+        )
+        rid = cur.lastrowid
+        db.execute(
+            "INSERT INTO memory_fts(rowid, title, body, fields) VALUES (?,?,?,?)",
+            (rid, im.title, im.body, _fields_text(im.fields, im.type)),
+        )
+        edges: dict[tuple[str, str], str | None] = {}
+        for target in im.supersedes:
+            edges.setdefault(("SUPERSEDES", target), None)
+        for rel in im.relations:
+            if (rel.type, rel.target) not in edges or rel.reason:
+                edges[(rel.type, rel.target)] = rel.reason
+        db.executemany(
+            "INSERT INTO relations(project, src, type, dst, reason) VALUES (?,?,?,?,?)",
+            [(project, im.id, t, dst, reason) for (t, dst), reason in sorted(edges.items())],
+        )
+        db.executemany(
+            "INSERT OR IGNORE INTO mem_topics(project, mem_id, topic) VALUES (?,?,?)",
+            [(project, im.id, normalise_topic(t)) for t in im.topics if t.strip()],
+        )
+        db.executemany(
+            "INSERT OR IGNORE INTO mem_files(project, mem_id, file) VALUES (?,?,?)",
+            [(project, im.id, f.strip()) for f in im.files if f.strip()],
+        )
+
+    def refresh_status(
+        self, project: str, status_of: Callable[[str], str], adders: dict[str, str] | None = None
+    ) -> int:
+        def work(db: sqlite3.Connection) -> int:
+            rows = db.execute(
+                "SELECT rid, path, status, author_fm, author_git FROM memories WHERE project=?",
+                (project,),
+            ).fetchall()
+            changes = []
+            for rid, path, status, author_fm, author_git in rows:
+                new_status = status_of(path)
+                new_git = (
+                    None if author_fm else (adders or {}).get(path) if adders is not None else author_git
+                )
+                if new_status != status or new_git != author_git:
+                    changes.append((new_status, new_git, rid))
+            db.executemany("UPDATE memories SET status=?, author_git=? WHERE rid=?", changes)
+            return len(changes)
+
+        result: int = self._write(work)
+        return result
+
+    def clear(self, project: str) -> None:
+        def work(db: sqlite3.Connection) -> None:
+            db.execute(
+                "DELETE FROM memory_fts WHERE rowid IN (SELECT rid FROM memories WHERE project=?)",
+                (project,),
+            )
+            for table in ("files", "memories", "relations", "mem_topics", "mem_files"):
+                db.execute(f"DELETE FROM {table} WHERE project=?", (project,))
+
+        self._write(work)
+
+    # --- reading ------------------------------------------------------------------------------
+    _COLS = (
+        "m.id, m.type, m.title, m.body, m.created, m.path, m.status, m.project, "
+        f"{_EFFECTIVE_AUTHOR}, m.session, m.branch, m.topics, m.files, m.confidence, m.source, "
+        "m.supersedes, m.relations, m.fields, m.hash"
+    )
+
+    @staticmethod
+    def _row(r: Sequence[Any]) -> IndexedMemory:
+        return IndexedMemory(
+            id=r[0],
+            type=r[1],
+            title=r[2],
+            body=r[3],
+            created=r[4],
+            path=r[5],
+            status=r[6],
+            project=r[7],
+            author=r[8],
+            session=r[9],
+            branch=r[10],
+            topics=json.loads(r[11]),
+            files=json.loads(r[12]),
+            confidence=r[13],
+            source=r[14],
+            supersedes=json.loads(r[15]),
+            relations=[Relation(x["type"], x["target"], x.get("reason")) for x in json.loads(r[16])],
+            fields=json.loads(r[17]),
+            hash=r[18],
+        )
+
+    def _where(self, f: Filters) -> tuple[str, list[Any]]:
+        clauses = ["m.project = ?"]
+        params: list[Any] = [f.project]
+        if f.ids is not None:
+            clauses.append(f"m.id IN ({','.join('?' * len(f.ids))})")
+            params += list(f.ids)
+        if f.types:
+            clauses.append(f"m.type IN ({','.join('?' * len(f.types))})")
+            params += list(f.types)
+        if f.status:
+            clauses.append("m.status = ?")
+            params.append(f.status)
+        if f.viewer is not None:
+            clauses.append(f"(m.status = 'curated' OR {_EFFECTIVE_AUTHOR} = ?)")
+            params.append(f.viewer)
+        if f.since:
+            clauses.append("m.created >= ?")
+            params.append(format_timestamp(f.since))
+        if f.until:
+            clauses.append("m.created <= ?")
+            params.append(format_timestamp(f.until))
+        if f.topics:
+            topics = [normalise_topic(t) for t in f.topics]
+            clauses.append(
+                "EXISTS (SELECT 1 FROM mem_topics t WHERE t.project = m.project AND t.mem_id = m.id"
+                f" AND t.topic IN ({','.join('?' * len(topics))}))"
+            )
+            params += topics
+        if f.files:
+            ors = []
+            for file in f.files:
+                if file.endswith("/"):
+                    ors.append("substr(x.file, 1, ?) = ?")
+                    params += [len(file), file]
+                else:
+                    ors.append("x.file = ?")
+                    params.append(file)
+            clauses.append(
+                "EXISTS (SELECT 1 FROM mem_files x WHERE x.project = m.project AND x.mem_id = m.id"
+                f" AND ({' OR '.join(ors)}))"
+            )
+        if not f.include_superseded:
+            vis = ""
+            if f.viewer is not None:
+                vis = " AND (s.status = 'curated' OR coalesce(s.author_fm, s.author_git) = ?)"
+            clauses.append(
+                "NOT EXISTS (SELECT 1 FROM relations r JOIN memories s ON s.project = r.project AND"
+                " s.id = r.src WHERE r.project = m.project AND r.dst = m.id AND r.type = 'SUPERSEDES'"
+                f" AND s.id != m.id{vis})"
+            )
+            if f.viewer is not None:
+                params.append(f.viewer)
+        return " AND ".join(clauses), params
+
+    def get(self, project: str, ids: Sequence[str]) -> list[IndexedMemory]:
+        if not ids:
+            return []
+        by_id: dict[str, IndexedMemory] = {}
+        ids = list(ids)
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            rows = self.db.execute(
+                f"SELECT {self._COLS} FROM memories m WHERE m.project = ? AND m.id IN "
+                f"({','.join('?' * len(chunk))})",
+                [project, *chunk],
+            ).fetchall()
+            for r in rows:
+                by_id[r[0]] = self._row(r)
+        return [by_id[i] for i in ids if i in by_id]
+
+    def resolve(self, project: str, ref: str) -> list[str]:
+        ref = ref.strip()
+        if not ref:
+            return []
+        rows = self.db.execute(
+            "SELECT id FROM memories WHERE project = ? AND (id = ? OR path = ?)",
+            (project, ref.upper(), ref),
+        ).fetchall()
+        if rows:
+            return sorted(r[0] for r in rows)
+        if len(ref) >= 4:
+            rows = self.db.execute(
+                "SELECT id FROM memories WHERE project = ? AND substr(id, 1, ?) = ? ORDER BY id LIMIT 20",
+                (project, len(ref), ref.upper()),
+            ).fetchall()
+            return [r[0] for r in rows]
+        return []
+
+    def query(self, f: Filters, limit: int = 50, offset: int = 0) -> list[IndexedMemory]:
+        where, params = self._where(f)
+        rows = self.db.execute(
+            f"SELECT {self._COLS} FROM memories m WHERE {where}"
+            " ORDER BY m.created DESC, m.id DESC LIMIT ? OFFSET ?",
+            [*params, limit, offset],
+        ).fetchall()
+        return [self._row(r) for r in rows]
+
+    def count(self, f: Filters) -> int:
+        where, params = self._where(f)
+        row = self.db.execute(f"SELECT count(*) FROM memories m WHERE {where}", params).fetchone()
+        return int(row[0])
+
+    def text_search(self, text: str, f: Filters, limit: int = 50) -> list[tuple[str, float]]:
+        match = fts_query(text)
+        if not match:
+            return []
+        where, params = self._where(f)
+        rows = self.db.execute(
+            f"SELECT m.id, {_BM25} AS r FROM memory_fts JOIN memories m ON m.rid = memory_fts.rowid"
+            f" WHERE memory_fts MATCH ? AND {where} ORDER BY r, m.id LIMIT ?",
+            [match, *params, limit],
+        ).fetchall()
+        return [(r[0], round(-float(r[1]), 6)) for r in rows]
+
+    def edges(self, project: str, ids: Sequence[str]) -> list[Edge]:
+        if not ids:
+            return []
+        marks = ",".join("?" * len(ids))
+        rows = self.db.execute(
+            "SELECT r.src, r.type, r.dst, r.reason FROM relations r"
+            " JOIN memories a ON a.project = r.project AND a.id = r.src"
+            " JOIN memories b ON b.project = r.project AND b.id = r.dst"
+            f" WHERE r.project = ? AND (r.src IN ({marks}) OR r.dst IN ({marks}))"
+            " ORDER BY r.src, r.type, r.dst",
+            [project, *ids, *ids],
+        ).fetchall()
+        return [Edge(*r) for r in rows]
+
+    def dangling(self, project: str) -> list[Edge]:
+        rows = self.db.execute(
+            "SELECT r.src, r.type, r.dst, r.reason FROM relations r WHERE r.project = ? AND NOT EXISTS"
+            " (SELECT 1 FROM memories b WHERE b.project = r.project AND b.id = r.dst)"
+            " ORDER BY r.src, r.type, r.dst",
+            (project,),
+        ).fetchall()
+        return [Edge(*r) for r in rows]
+
+    def superseded_ids(self, f: Filters) -> set[str]:
+        g = Filters(**{**f.__dict__, "include_superseded": True})
+        where, params = self._where(g)
+        vis = ""
+        extra: list[Any] = []
+        if f.viewer is not None:
+            vis = " AND (s.status = 'curated' OR coalesce(s.author_fm, s.author_git) = ?)"
+            extra.append(f.viewer)
+        rows = self.db.execute(
+            f"SELECT m.id FROM memories m WHERE {where} AND EXISTS (SELECT 1 FROM relations r JOIN"
+            " memories s ON s.project = r.project AND s.id = r.src WHERE r.project = m.project AND"
+            f" r.dst = m.id AND r.type = 'SUPERSEDES' AND s.id != m.id{vis})",
+            [*params, *extra],
+        ).fetchall()
+        return {r[0] for r in rows}
+
+    def related_by_topic_or_file(
+        self, f: Filters, ids: Sequence[str], limit: int = 20
+    ) -> list[tuple[str, str, int]]:
+        if not ids:
+            return []
+        where, params = self._where(f)
+        marks = ",".join("?" * len(ids))
+        counts: dict[tuple[str, str], int] = {}
+        for table, col in (("mem_topics", "topic"), ("mem_files", "file")):
+            rows = self.db.execute(
+                f"SELECT o.mem_id, s.mem_id, count(*) FROM {table} s JOIN {table} o ON"
+                f" o.project = s.project AND o.{col} = s.{col} AND o.mem_id != s.mem_id"
+                " JOIN memories m ON m.project = o.project AND m.id = o.mem_id"
+                f" WHERE s.project = ? AND s.mem_id IN ({marks}) AND o.mem_id NOT IN ({marks})"
+                f" AND {where} GROUP BY o.mem_id, s.mem_id",
+                [f.project, *ids, *ids, *params],
+            ).fetchall()
+            for other, via, n in rows:
+                counts[(other, via)] = counts.get((other, via), 0) + int(n)
+        ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0][0], kv[0][1]))
+        return [(o, v, n) for (o, v), n in ranked[:limit]]
+
+    def file_problems(self, project: str) -> list[FileProblem]:
+        out = [
+            FileProblem(p, line, err)
+            for p, line, err in self.db.execute(
+                "SELECT path, error_line, error FROM files WHERE project = ? AND error IS NOT NULL",
+                (project,),
+            ).fetchall()
+        ]
+        rows = self.db.execute(
+            "SELECT f.path, f.mem_id, m.path FROM files f JOIN memories m ON m.project = f.project AND"
+            " m.id = f.mem_id WHERE f.project = ? AND f.error IS NULL AND f.path != m.path",
+            (project,),
+        ).fetchall()
+        for path, mem_id, winner in rows:
+            out.append(FileProblem(path, 1, f"duplicate id {mem_id}: also used by {winner}"))
+        return sorted(out, key=lambda p: (p.path, p.line or 0))
+
+    def stats(self, project: str) -> dict[str, Any]:
+        by_type = dict(
+            self.db.execute(
+                "SELECT type, count(*) FROM memories WHERE project = ? GROUP BY type ORDER BY type",
+                (project,),
+            ).fetchall()
+        )
+        by_status = dict(
+            self.db.execute(
+                "SELECT status, count(*) FROM memories WHERE project = ? GROUP BY status ORDER BY status",
+                (project,),
+            ).fetchall()
+        )
+        (nrel,) = self.db.execute("SELECT count(*) FROM relations WHERE project = ?", (project,)).fetchone()
+        (nerr,) = self.db.execute(
+            "SELECT count(*) FROM files WHERE project = ? AND error IS NOT NULL", (project,)
+        ).fetchone()
+        (nvec,) = self.db.execute("SELECT count(*) FROM vectors").fetchone()
+        return {
+            "backend": self.backend,
+            "location": self.location,
+            "memories": sum(by_type.values()),
+            "by_type": by_type,
+            "by_status": by_status,
+            "relations": nrel,
+            "invalid_files": nerr,
+            "vectors": nvec,
+        }
+
+    def dump(self, project: str) -> dict[str, Any]:
+        mems = self.db.execute(
+            "SELECT id, path, type, title, body, created, author_fm, author_git, session, branch,"
+            " confidence, source, status, fields, topics, files, supersedes, relations, hash, text_hash"
+            " FROM memories WHERE project = ? ORDER BY id",
+            (project,),
+        ).fetchall()
+        fts = self.db.execute(
+            "SELECT m.id, f.title, f.body, f.fields FROM memory_fts f JOIN memories m ON"
+            " m.rid = f.rowid WHERE m.project = ? ORDER BY m.id",
+            (project,),
+        ).fetchall()
+        (fts_total,) = self.db.execute("SELECT count(*) FROM memory_fts").fetchone()
+        return {
+            "memories": [tuple(r) for r in mems],
+            "fts": [tuple(r) for r in fts],
+            "fts_total": fts_total,
+            "relations": [
+                tuple(r)
+                for r in self.db.execute(
+                    "SELECT src, type, dst, reason FROM relations WHERE project = ? ORDER BY 1,2,3",
+                    (project,),
+                )
+            ],
+            "topics": [
+                tuple(r)
+                for r in self.db.execute(
+                    "SELECT mem_id, topic FROM mem_topics WHERE project = ? ORDER BY 1, 2", (project,)
+                )
+            ],
+            "files": [
+                tuple(r)
+                for r in self.db.execute(
+                    "SELECT mem_id, file FROM mem_files WHERE project = ? ORDER BY 1, 2", (project,)
+                )
+            ],
+            "file_rows": [
+                tuple(r)
+                for r in self.db.execute(
+                    "SELECT path, size, hash, mem_id, error, error_line FROM files WHERE project = ?"
+                    " ORDER BY path",
+                    (project,),
+                )
+            ],
+        }
+
+    # --- vectors --------------------------------------------------------------------------------
+    def missing_vectors(self, project: str, embedder: str) -> list[tuple[str, str]]:
+        rows = self.db.execute(
+            f"SELECT m.text_hash, {self._COLS} FROM memories m WHERE m.project = ? AND NOT EXISTS"
+            " (SELECT 1 FROM vectors v WHERE v.embedder = ? AND v.text_hash = m.text_hash)"
+            " ORDER BY m.id",
+            (project, embedder),
+        ).fetchall()
+        seen: dict[str, str] = {}
+        for r in rows:
+            seen.setdefault(r[0], embed_text(self._row(r[1:])))
+        return sorted(seen.items())
+
+    def store_vectors(self, embedder: str, dim: int, items: Sequence[tuple[str, Any]]) -> None:
+        import numpy as np
+
+        def work(db: sqlite3.Connection) -> None:
+            db.executemany(
+                "INSERT OR REPLACE INTO vectors(embedder, text_hash, dim, vec) VALUES (?,?,?,?)",
+                [(embedder, h, dim, np.asarray(v, dtype=np.float32).tobytes()) for h, v in items],
+            )
+
+        self._write(work)
+
+    def _vector_matrix(self, project: str, embedder: str) -> tuple[list[str], Any]:
+        """All of a project's vectors as one matrix, cached until the database changes."""
+        import numpy as np
+
+        (version,) = self.db.execute("PRAGMA data_version").fetchone()
+        changes = self.db.total_changes
+        key = (project, embedder)
+        cached = self._vec_cache.get(key)
+        stamp = version * 1_000_000_007 + changes
+        if cached and cached[0] == stamp:
+            return cached[1], cached[2]
+        rows = self.db.execute(
+            "SELECT m.id, v.vec, v.dim FROM memories m JOIN vectors v ON v.embedder = ? AND"
+            " v.text_hash = m.text_hash WHERE m.project = ? ORDER BY m.id",
+            (embedder, project),
+        ).fetchall()
+        ids = [r[0] for r in rows]
+        if rows:
+            dim = rows[0][2]
+            matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim)
+        else:
+            matrix = np.zeros((0, 0), dtype=np.float32)
+        self._vec_cache[key] = (stamp, ids, matrix)
+        return ids, matrix
+
+    def vector_search(
+        self, embedder: str, vector: Any, f: Filters, limit: int = 50
+    ) -> list[tuple[str, float]]:
+        import numpy as np
+
+        ids, matrix = self._vector_matrix(f.project, embedder)
+        if not ids:
+            return []
+        query = np.asarray(vector, dtype=np.float32).reshape(-1)
+        if matrix.shape[1] != query.shape[0]:
+            raise IndexError_(
+                f"vector dimension mismatch: index has {matrix.shape[1]}, query has {query.shape[0]}"
+            )
+        scores = matrix @ query
+        plain = Filters(project=f.project, include_superseded=True)
+        if f != plain:
+            where, params = self._where(f)
+            allowed = {r[0] for r in self.db.execute(f"SELECT m.id FROM memories m WHERE {where}", params)}
+            mask = np.fromiter((i in allowed for i in ids), dtype=bool, count=len(ids))
+            scores = np.where(mask, scores, -np.inf)
+        k = min(limit, len(ids))
+        top = np.argpartition(-scores, k - 1)[:k]
+        out = [(ids[i], round(float(scores[i]), 6)) for i in top if np.isfinite(scores[i])]
+        out.sort(key=lambda t: (-t[1], t[0]))
+        return out

@@ -1,0 +1,205 @@
+"""Hybrid retrieval: full-text and vector candidates fused by reciprocal rank, then weighted by
+type, status, confidence and recency, then expanded one hop along relations, topics and files.
+
+One ranking serves `ccmemory search`, `context`, the MCP tools and the site's related lists.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from ccmemory.index.base import Filters, Index, IndexedMemory, IndexError_
+
+MODES = ("hybrid", "text", "semantic")
+# Corrections and preferences first (DESIGN.md "Retrieval").
+TYPE_WEIGHT: dict[str, float] = {
+    "correction": 1.30,
+    "preference": 1.25,
+    "decision": 1.10,
+    "failed_approach": 1.10,
+    "gotcha": 1.10,
+    "fact": 1.05,
+    "exception": 1.00,
+    "insight": 1.00,
+    "pattern": 1.00,
+    "question": 0.95,
+    "reference": 0.95,
+}
+STATUS_WEIGHT = {"curated": 1.0, "developmental": 0.9}
+RRF_K = 60
+CANDIDATES = 50
+RECENCY_HALF_LIFE_DAYS = 180.0
+EXPAND_RELATION = 0.5  # share of the parent's score an expanded neighbour gets
+EXPAND_SHARED = 0.3
+
+
+class QueryEmbedder(Protocol):
+    name: str
+
+    def embed(self, texts: list[str], kind: str = "document") -> Any: ...
+
+
+@dataclass
+class Hit:
+    memory: IndexedMemory
+    score: float
+    parts: dict[str, float] = field(default_factory=dict)
+    via: str | None = None  # "relation:DEPENDS_ON <id>" / "topic-or-file <id>" for expanded hits
+
+    def to_dict(self, explain: bool = False) -> dict[str, Any]:
+        m = self.memory
+        out: dict[str, Any] = {
+            "id": m.id,
+            "type": m.type,
+            "title": m.title,
+            "score": round(self.score, 6),
+            "status": m.status,
+            "path": m.path,
+            "uri": m.uri,
+            "created": m.created,
+            "author": m.author,
+            "topics": m.topics,
+            "files": m.files,
+            "snippet": snippet(m.body),
+        }
+        if self.via:
+            out["via"] = self.via
+        if explain:
+            out["explain"] = {k: round(v, 6) for k, v in self.parts.items()}
+        return out
+
+
+@dataclass
+class SearchResponse:
+    hits: list[Hit]
+    mode: str
+    notices: list[str] = field(default_factory=list)
+
+
+def snippet(body: str, width: int = 160) -> str:
+    text = " ".join(body.split())
+    return text if len(text) <= width else text[: width - 1].rstrip() + "…"
+
+
+def recency_weight(created: str, now: datetime) -> float:
+    try:
+        when = datetime.strptime(created, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    except ValueError:
+        return 0.8
+    age_days = max((now - when).total_seconds() / 86400.0, 0.0)
+    return 0.8 + 0.2 * math.pow(0.5, age_days / RECENCY_HALF_LIFE_DAYS)
+
+
+def prior(m: IndexedMemory, now: datetime) -> dict[str, float]:
+    """The query-independent weights of a memory."""
+    conf = 1.0 if m.confidence is None else max(0.0, min(1.0, m.confidence))
+    return {
+        "type": TYPE_WEIGHT.get(m.type, 1.0),
+        "status": STATUS_WEIGHT.get(m.status, 1.0),
+        "confidence": 0.75 + 0.25 * conf,
+        "recency": recency_weight(m.created, now),
+    }
+
+
+def rrf(
+    lists: list[tuple[str, list[tuple[str, float]], float]], k: int = RRF_K
+) -> dict[str, dict[str, float]]:
+    """Reciprocal-rank fusion of named candidate lists with weights -> per-id parts incl. 'rrf'."""
+    parts: dict[str, dict[str, float]] = {}
+    for name, items, weight in lists:
+        for rank, (mid, score) in enumerate(items, 1):
+            p = parts.setdefault(mid, {"rrf": 0.0})
+            p[f"{name}_rank"] = rank
+            p[f"{name}_score"] = score
+            p["rrf"] += weight / (k + rank)
+    return parts
+
+
+def search(
+    index: Index,
+    query: str,
+    f: Filters,
+    *,
+    limit: int = 10,
+    mode: str = "hybrid",
+    embedder: QueryEmbedder | None = None,
+    embedder_problem: str | None = None,
+    expand: bool = True,
+    now: datetime | None = None,
+) -> SearchResponse:
+    if mode not in MODES:
+        raise ValueError(f"unknown mode {mode!r}: use one of {', '.join(MODES)}")
+    now = now or datetime.now(UTC)
+    notices: list[str] = []
+    used = mode
+    lists: list[tuple[str, list[tuple[str, float]], float]] = []
+    if mode in ("text", "hybrid"):
+        lists.append(("text", index.text_search(query, f, CANDIDATES), 1.0))
+    if mode in ("semantic", "hybrid"):
+        vec_list: list[tuple[str, float]] | None = None
+        if embedder is None:
+            reason = embedder_problem or "no embedder configured"
+        else:
+            try:
+                qv = embedder.embed([query], kind="query")[0]
+                vec_list = index.vector_search(embedder.name, qv, f, CANDIDATES)
+                reason = ""
+            except (IndexError_, Exception) as exc:
+                reason = f"{type(exc).__name__}: {exc}"
+        if vec_list is None:
+            notices.append(f"semantic search is off: {reason}; using full-text search only")
+            if mode == "semantic" or not lists:
+                lists = [("text", index.text_search(query, f, CANDIDATES), 1.0)]
+            used = "text"
+        else:
+            lists.append(("vector", vec_list, 1.0))
+    fused = rrf(lists)
+    if not fused:
+        return SearchResponse([], used, notices)
+    mems = {m.id: m for m in index.get(f.project, list(fused))}
+    hits: dict[str, Hit] = {}
+    for mid, parts in fused.items():
+        m = mems.get(mid)
+        if m is None:
+            continue
+        pr = prior(m, now)
+        score = parts["rrf"] * pr["type"] * pr["status"] * pr["confidence"] * pr["recency"]
+        hits[mid] = Hit(m, score, {**parts, **pr, "final": score})
+    ranked = sorted(hits.values(), key=lambda h: (-h.score, h.memory.id))
+    if expand and ranked:
+        ranked = _expand(index, f, ranked, limit, now)
+    return SearchResponse(ranked[:limit], used, notices)
+
+
+def _expand(index: Index, f: Filters, ranked: list[Hit], limit: int, now: datetime) -> list[Hit]:
+    """Add one-hop neighbours of the top hits with a share of their parent's score."""
+    top = ranked[:limit]
+    top_ids = [h.memory.id for h in top]
+    by_id = {h.memory.id: h for h in ranked}
+    offers: dict[str, tuple[float, str]] = {}
+    for e in index.edges(f.project, top_ids):
+        for parent, other in ((e.src, e.dst), (e.dst, e.src)):
+            if parent in by_id and other not in by_id and parent in top_ids:
+                s = by_id[parent].score * EXPAND_RELATION
+                if s > offers.get(other, (0.0, ""))[0]:
+                    offers[other] = (s, f"relation:{e.type} {parent}")
+    for other, via, shared in index.related_by_topic_or_file(f, top_ids, limit=limit * 2):
+        if other in by_id:
+            continue
+        s = by_id[via].score * EXPAND_SHARED * min(1.0, 0.5 + 0.25 * shared)
+        if s > offers.get(other, (0.0, ""))[0]:
+            offers[other] = (s, f"shared topic/file with {via}")
+    if not offers:
+        return ranked
+    allowed = {
+        m.id: m for m in index.query(Filters(**{**f.__dict__, "ids": sorted(offers)}), limit=len(offers))
+    }
+    for mid, m in allowed.items():
+        base, via = offers[mid]
+        pr = prior(m, now)
+        score = base * pr["type"] * pr["status"] * pr["confidence"] * pr["recency"]
+        by_id[mid] = Hit(m, score, {"expanded_from": base, **pr, "final": score}, via)
+    return sorted(by_id.values(), key=lambda h: (-h.score, h.memory.id))

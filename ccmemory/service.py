@@ -1,0 +1,291 @@
+"""The service layer: one object the surfaces (CLI, MCP, hooks, site) use. Files first, then index."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ccmemory import gitstate
+from ccmemory.config import Config, load_config
+from ccmemory.index import open_index
+from ccmemory.index.base import Edge, Filters, Index, IndexedMemory
+from ccmemory.model import REVERSE_NAMES, Memory
+from ccmemory.search import Hit, SearchResponse, search
+from ccmemory.sync import ReindexReport, load_record, reindex
+from ccmemory.vault import Vault
+
+
+@dataclass
+class Recorded:
+    memory: Memory
+    path: str
+    status: str
+    indexed: bool = True
+    notice: str | None = None
+
+
+@dataclass
+class TraceStep:
+    depth: int
+    edge: Edge
+    direction: str  # "out" (this memory -> other) or "in" (other -> this memory)
+    label: str  # relation name as read from the root's side, e.g. SUPERSEDED_BY
+
+
+@dataclass
+class Trace:
+    root: IndexedMemory
+    chain: list[IndexedMemory]  # supersession chain, oldest first, includes root
+    steps: list[TraceStep]
+    nodes: dict[str, IndexedMemory] = field(default_factory=dict)
+
+
+@dataclass
+class ContextResult:
+    text: str
+    ids: list[str]
+    tokens: int
+
+
+def estimate_tokens(text: str) -> int:
+    """About four characters a token for English prose (no tokenizer import on the hook path)."""
+    return (len(text) + 3) // 4
+
+
+class Service:
+    def __init__(self, vault: Vault, config: Config | None = None, index: Index | None = None):
+        self.vault = vault
+        self.config = config or load_config(vault.root)
+        self._index = index
+        self.project = self.config.project
+        self._embedder: Any = None
+        self._embedder_problem: str | None = None
+
+    @classmethod
+    def open(cls, start: Path | None = None) -> Service:
+        return cls(Vault.open(start))
+
+    @property
+    def index(self) -> Index:
+        if self._index is None:
+            self._index = open_index(self.config, self.vault.dir)
+        return self._index
+
+    @property
+    def viewer(self) -> str | None:
+        """The team rule applies on a shared (Neo4j) index; a local index shows the working tree."""
+        return self.config.user_id if self.config.backend == "neo4j" else None
+
+    def filters(self, **kw: Any) -> Filters:
+        kw.setdefault("viewer", self.viewer)
+        return Filters(project=self.project, **kw)
+
+    def close(self) -> None:
+        if self._index is not None:
+            self._index.close()
+            self._index = None
+
+    def __enter__(self) -> Service:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- embeddings -----------------------------------------------------------------------------
+    def embedder(self) -> Any:
+        """The configured embedder, loaded once; None (with a reason) when unavailable."""
+        if self._embedder is None and self._embedder_problem is None:
+            try:
+                from ccmemory.embed import get_embedder  # type: ignore[attr-defined,unused-ignore]
+
+                self._embedder = get_embedder(self.config)
+            except Exception as exc:
+                self._embedder_problem = f"{type(exc).__name__}: {exc}"
+        return self._embedder
+
+    def embed_missing(self, progress: Callable[[int, int], None] | None = None) -> tuple[int, str | None]:
+        """Embed memories whose content has no vector yet. Returns (count, problem)."""
+        emb = self.embedder()
+        if emb is None:
+            return 0, self._embedder_problem
+        todo = self.index.missing_vectors(self.project, emb.name)
+        done = 0
+        for start in range(0, len(todo), 256):
+            chunk = todo[start : start + 256]
+            try:
+                vectors = emb.embed([t for _, t in chunk], kind="document")
+            except Exception as exc:
+                return done, f"{type(exc).__name__}: {exc}"
+            self.index.store_vectors(
+                emb.name, int(emb.dim), list(zip([h for h, _ in chunk], vectors, strict=True))
+            )
+            done += len(chunk)
+            if progress:
+                progress(done, len(todo))
+        return done, None
+
+    # --- writing --------------------------------------------------------------------------------
+    def reindex(
+        self, *, full: bool = False, progress: Callable[[int, int], None] | None = None
+    ) -> ReindexReport:
+        return reindex(
+            self.vault,
+            self.index,
+            self.project,
+            main_branch=self.config.main_branch,
+            full=full,
+            progress=progress,
+        )
+
+    def record(self, memory: Memory) -> Recorded:
+        """Write the memory file (the source of truth), then index just that file.
+
+        If the index is unavailable the file is still written and the notice says so.
+        """
+        path = self.vault.write_new(memory)
+        rel = self.vault.rel(path)
+        view = gitstate.snapshot(self.vault.root, self.config.main_branch)
+        status = view.status_of(rel)
+        try:
+            st = path.stat()
+            rec = load_record(path, rel, st.st_mtime_ns, st.st_size)
+            self.index.apply(self.project, [rec], [], view.status_of, None)
+        except Exception as exc:
+            return Recorded(
+                memory, rel, status, False, f"written, not indexed ({exc}); run `ccmemory reindex`"
+            )
+        return Recorded(memory, rel, status)
+
+    # --- reading --------------------------------------------------------------------------------
+    def resolve(self, ref: str) -> list[str]:
+        ids = self.index.resolve(self.project, ref)
+        if not ids and ("/" in ref or ref.endswith(".md")):
+            try:
+                rel = self.vault.rel(self.vault.safe_path(ref))
+            except ValueError:
+                return []
+            ids = self.index.resolve(self.project, rel)
+        return ids
+
+    def get(self, ref: str) -> IndexedMemory | None:
+        ids = self.resolve(ref)
+        if len(ids) != 1:
+            return None
+        found = self.index.query(self.filters(ids=ids, include_superseded=True), limit=1)
+        return found[0] if found else None
+
+    def search(
+        self,
+        query: str,
+        filters: Filters | None = None,
+        *,
+        limit: int = 10,
+        mode: str = "hybrid",
+        expand: bool = True,
+    ) -> SearchResponse:
+        f = filters or self.filters()
+        emb = self.embedder() if mode in ("hybrid", "semantic") else None
+        if emb is not None:
+            _, problem = self.embed_missing()
+            if problem:
+                emb, self._embedder_problem = None, problem
+        return search(
+            self.index,
+            query,
+            f,
+            limit=limit,
+            mode=mode,
+            embedder=emb,
+            embedder_problem=self._embedder_problem,
+            expand=expand,
+        )
+
+    def superseded_by(self, ids: Sequence[str]) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for e in self.index.edges(self.project, list(ids)):
+            if e.type == "SUPERSEDES" and e.dst in ids:
+                out.setdefault(e.dst, []).append(e.src)
+        return out
+
+    def trace(self, ref: str, *, direction: str = "both", depth: int = 3) -> Trace | None:
+        root = self.get(ref)
+        if root is None:
+            return None
+        visible = self.filters(include_superseded=True)
+        nodes: dict[str, IndexedMemory] = {root.id: root}
+        steps: list[TraceStep] = []
+        seen_edges: set[Edge] = set()
+        frontier = {root.id}
+        for level in range(1, max(depth, 0) + 1):
+            cands: list[tuple[Edge, str, str]] = []
+            for e in self.index.edges(self.project, sorted(frontier)):
+                for here, other, d in ((e.src, e.dst, "out"), (e.dst, e.src, "in")):
+                    wanted = direction == "both" or (direction == "upstream") == (d == "out")
+                    if here in frontier and wanted:
+                        cands.append((e, other, d))
+            unknown = sorted({o for _, o, _ in cands if o not in nodes})
+            allowed = (
+                {
+                    m.id: m
+                    for m in self.index.query(
+                        Filters(**{**visible.__dict__, "ids": unknown}), limit=len(unknown)
+                    )
+                }
+                if unknown
+                else {}
+            )
+            nxt: set[str] = set()
+            for e, other, d in sorted(cands, key=lambda c: (c[0].src, c[0].type, c[0].dst, c[2])):
+                if e in seen_edges or (other not in nodes and other not in allowed):
+                    continue
+                seen_edges.add(e)
+                label = e.type if d == "out" else REVERSE_NAMES.get(e.type, e.type)
+                steps.append(TraceStep(level, e, d, label))
+                if other not in nodes:
+                    nodes[other] = allowed[other]
+                    nxt.add(other)
+            frontier = nxt
+            if not frontier:
+                break
+        return Trace(root, self._chain(root, visible), steps, nodes)
+
+    def _chain(self, root: IndexedMemory, visible: Filters) -> list[IndexedMemory]:
+        """The supersession chain through root: older memories first, newer last."""
+        chain = [root]
+        seen = {root.id}
+        for forward in (False, True):
+            cur = root.id
+            while True:
+                edges = [e for e in self.index.edges(self.project, [cur]) if e.type == "SUPERSEDES"]
+                nxt = sorted(
+                    e.src if forward else e.dst for e in edges if (e.dst if forward else e.src) == cur
+                )
+                nxt = [n for n in nxt if n not in seen]
+                if not nxt:
+                    break
+                found = self.index.query(Filters(**{**visible.__dict__, "ids": nxt[:1]}), limit=1)
+                if not found:
+                    break
+                seen.add(found[0].id)
+                if forward:
+                    chain.append(found[0])
+                else:
+                    chain.insert(0, found[0])
+                cur = found[0].id
+        return chain
+
+    def context(self, budget_tokens: int | None = None, *, task: str | None = None) -> ContextResult:
+        from ccmemory.context import build_context
+
+        return build_context(self, budget_tokens or self.config.context_budget, task=task)
+
+
+def ranked_hits_to_dicts(hits: list[Hit], explain: bool = False) -> list[dict[str, Any]]:
+    return [h.to_dict(explain) for h in hits]
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC).replace(microsecond=0)

@@ -1,0 +1,131 @@
+"""Vault + git -> index. Incremental by (path, mtime, size, content hash); never touches files."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ccmemory import gitstate
+from ccmemory.index.base import FileProblem, FileRecord, Index
+from ccmemory.vault import MemoryFileError, Vault, decode, parse_text, read_bytes_checked
+
+
+@dataclass
+class ReindexReport:
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    status_changed: int = 0
+    errors: list[FileProblem] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "added": self.added,
+            "updated": self.updated,
+            "removed": self.removed,
+            "unchanged": self.unchanged,
+            "status_changed": self.status_changed,
+            "errors": [{"path": e.path, "line": e.line, "reason": e.reason} for e in self.errors],
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def scan(vault: Vault) -> dict[str, tuple[Path, int, int]]:
+    """rel path -> (abs path, mtime_ns, size) for every memory file."""
+    out: dict[str, tuple[Path, int, int]] = {}
+    root = str(vault.root) + os.sep
+    for path in vault.iter_paths():
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            continue
+        rel = str(path)[len(root) :].replace(os.sep, "/")
+        out[rel] = (path, st.st_mtime_ns, st.st_size)
+    return out
+
+
+RACY_NS = 2_000_000_000
+
+
+def load_record(path: Path, rel: str, mtime_ns: int, size: int) -> FileRecord:
+    """Read and parse one file; a bad file becomes a record carrying its error.
+
+    A file modified within the last two seconds is "racy" (as in git): a second edit in the same
+    timestamp tick with the same size would be invisible to the (mtime, size) check. Its mtime is
+    stored as -1 so the next reindex hashes it again.
+    """
+    if time.time_ns() - mtime_ns < RACY_NS:
+        mtime_ns = -1
+    try:
+        data = read_bytes_checked(path, rel)
+    except MemoryFileError as exc:
+        return FileRecord(rel, mtime_ns, size, "", None, exc.reason, exc.line)
+    digest = hashlib.sha256(data).hexdigest()
+    try:
+        parsed = parse_text(decode(data, rel), rel)
+    except MemoryFileError as exc:
+        return FileRecord(rel, mtime_ns, len(data), digest, None, exc.reason, exc.line)
+    return FileRecord(rel, mtime_ns, len(data), digest, parsed.memory)
+
+
+def reindex(
+    vault: Vault,
+    index: Index,
+    project: str,
+    *,
+    main_branch: str | None = None,
+    full: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> ReindexReport:
+    started = time.perf_counter()
+    report = ReindexReport()
+    if full:
+        index.clear(project)
+    on_disk = scan(vault)
+    known = index.file_states(project)
+    changed = [
+        rel
+        for rel, (_, mtime, size) in on_disk.items()
+        if rel not in known or known[rel].mtime_ns != mtime or known[rel].size != size
+    ]
+    removed = sorted(set(known) - set(on_disk))
+    report.unchanged = len(on_disk) - len(changed)
+
+    view = gitstate.snapshot(vault.root, main_branch)
+    adders = gitstate.adders(vault.root) if view.in_repo else {}
+
+    if not full:
+        # before applying changes, so a re-derived memory's new status is counted too
+        report.status_changed = index.refresh_status(project, view.status_of, adders)
+    records: list[FileRecord] = []
+    total = len(changed)
+    for n, rel in enumerate(sorted(changed), 1):
+        path, mtime, size = on_disk[rel]
+        rec = load_record(path, rel, mtime, size)
+        old = known.get(rel)
+        if old is None:
+            report.added += 1
+        elif old.hash == rec.hash and rec.hash:
+            report.unchanged += 1  # touched, same content: only the stat data is refreshed
+        else:
+            report.updated += 1
+        records.append(rec)
+        if progress and (n % 200 == 0 or n == total):
+            progress(n, total)
+    report.removed = len(removed)
+
+    batch = 2000
+    for start in range(0, max(len(records), 1), batch):
+        chunk = records[start : start + batch]
+        rem = removed if start == 0 else []
+        if chunk or rem:
+            index.apply(project, chunk, rem, view.status_of, adders)
+    report.errors = index.file_problems(project)
+    report.seconds = time.perf_counter() - started
+    return report

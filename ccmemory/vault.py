@@ -1,0 +1,376 @@
+"""The `.ccmemory/` folder: memory files <-> Memory objects, file names, atomic writes, path safety.
+
+Files are the source of truth. Nothing here ever deletes a memory file, and creating a memory never
+overwrites an existing file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+import unicodedata
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ccmemory.model import (
+    FOLDER_TO_TYPE,
+    TYPES,
+    Memory,
+    Problem,
+    format_timestamp,
+    from_frontmatter,
+    validate,
+)
+
+VAULT_DIR = ".ccmemory"
+LOCAL_DIR = "local"
+REFERENCE_DIR = "reference"
+MAX_FILE_BYTES = 1024 * 1024
+SLUG_MAX = 60
+_WINDOWS_RESERVED = {
+    "con",
+    "prn",
+    "aux",
+    "nul",
+    *(f"com{i}" for i in range(1, 10)),
+    *(f"lpt{i}" for i in range(1, 10)),
+}
+_CONFLICT_RE = re.compile(r"^(<{7}|>{7})( |$)|^={7}$", re.MULTILINE)
+_FM_RE = re.compile(r"\A---[ \t]*\r?\n(.*?)(?:\r?\n)?^---[ \t]*\r?$\n?", re.DOTALL | re.MULTILINE)
+
+
+class MemoryFileError(Exception):
+    """A memory file that cannot be used. `line` is 1-based, or None when not known."""
+
+    def __init__(self, path: Path | str, line: int | None, reason: str):
+        super().__init__(f"{path}:{line or 1}: {reason}")
+        self.path = str(path)
+        self.line = line
+        self.reason = reason
+
+
+class VaultNotFound(Exception):
+    pass
+
+
+# --- YAML: human-friendly output, fast input ------------------------------------------------------
+
+
+class _Dumper(yaml.SafeDumper):
+    """Block style at the top, flow style for short scalar lists and relation mappings."""
+
+
+def _repr_datetime(dumper: yaml.SafeDumper, value: datetime) -> yaml.Node:
+    return dumper.represent_scalar("tag:yaml.org,2002:timestamp", format_timestamp(value))
+
+
+def _repr_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(datetime, _repr_datetime)
+_Dumper.add_representer(str, _repr_str)
+
+try:  # the C loader is ~10x faster on large vaults; fall back to pure Python
+    _Loader: type[Any] = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover
+    _Loader = yaml.SafeLoader
+
+
+class _Block(dict[str, Any]):
+    """The top-level mapping: always block style, one key per line (diff- and review-friendly)."""
+
+
+def _repr_block(dumper: yaml.SafeDumper, value: _Block) -> yaml.Node:
+    return dumper.represent_mapping("tag:yaml.org,2002:map", value, flow_style=False)
+
+
+_Dumper.add_representer(_Block, _repr_block)
+
+
+def dump_yaml(meta: dict[str, Any]) -> str:
+    return yaml.dump(
+        _Block(meta), Dumper=_Dumper, sort_keys=False, default_flow_style=None, allow_unicode=True, width=100
+    )
+
+
+def _frontmatter_handler() -> Any:
+    import frontmatter
+
+    class Handler(frontmatter.YAMLHandler):
+        def export(self, metadata: dict[str, object], **kwargs: object) -> str:
+            return dump_yaml(metadata).strip()
+
+    return Handler()
+
+
+def render(memory: Memory) -> str:
+    """The file text for a memory: YAML frontmatter, a blank line, the body (via python-frontmatter)."""
+    import frontmatter
+
+    post = frontmatter.Post(memory.body.strip("\n"), **memory.to_frontmatter())
+    return frontmatter.dumps(post, handler=_frontmatter_handler()).rstrip("\n") + "\n"
+
+
+# --- names and paths ----------------------------------------------------------------------------
+
+
+def slugify(title: str, max_len: int = SLUG_MAX) -> str:
+    """A file-name-safe slug: unicode letters kept (NFC, casefolded), everything else a hyphen.
+
+    No path separators, no dots at the ends, bounded length, never a Windows reserved name.
+    """
+    text = unicodedata.normalize("NFKC", title).casefold()
+    text = re.sub(r"[^\w]+", "-", text, flags=re.UNICODE).replace("_", "-")
+    text = re.sub(r"-{2,}", "-", text).strip("-")
+    if len(text) > max_len:
+        cut = text[:max_len]
+        text = cut.rsplit("-", 1)[0] if "-" in cut[max_len // 2 :] else cut
+        text = text.strip("-")
+    text = unicodedata.normalize("NFC", text)
+    if not text:
+        text = "memory"
+    if text in _WINDOWS_RESERVED or (text.split("-")[0] in _WINDOWS_RESERVED and len(text) <= 4):
+        text = f"{text}-memory"
+    return text
+
+
+def find_root(start: Path | None = None) -> Path | None:
+    """The nearest folder at or above `start` that holds `.ccmemory/`."""
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / VAULT_DIR).is_dir():
+            return folder
+    return None
+
+
+def atomic_write(path: Path, data: bytes, *, overwrite: bool) -> None:
+    """Write via a temp file in the same folder, fsync, then link/rename into place.
+
+    With overwrite=False the final step is `os.link`, which fails if the name exists, so two
+    writers can never clobber each other.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if overwrite:
+            os.replace(tmp, path)
+        else:
+            try:
+                os.link(tmp, path)
+            except OSError as exc:
+                if isinstance(exc, FileExistsError):
+                    raise
+                # filesystems without hard links: best effort exclusive rename
+                if path.exists():
+                    raise FileExistsError(str(path)) from exc
+                os.rename(tmp, path)
+                tmp = ""
+        _fsync_dir(path.parent)
+    finally:
+        if tmp and os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+@dataclass(frozen=True)
+class ParsedFile:
+    memory: Memory
+    warnings: list[Problem]
+
+
+def key_line(text: str, key: str | None) -> int | None:
+    """1-based line of a top-level frontmatter key, for `path:line` messages."""
+    if key is None:
+        return 1
+    pattern = re.compile(rf"^{re.escape(key)}\s*:", re.MULTILINE)
+    m = pattern.search(text)
+    return text.count("\n", 0, m.start()) + 1 if m else 1
+
+
+def parse_text(text: str, path: str) -> ParsedFile:
+    """Parse one memory file's text. Raises MemoryFileError with a line number."""
+    conflict = _CONFLICT_RE.search(text)
+    if conflict:
+        line = text.count("\n", 0, conflict.start()) + 1
+        raise MemoryFileError(path, line, "git conflict markers: resolve the merge conflict first")
+    m = _FM_RE.match(text)
+    if not m:
+        raise MemoryFileError(path, 1, "no YAML frontmatter (the file must start with a '---' line)")
+    try:
+        meta = yaml.load(m.group(1), Loader=_Loader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        line = mark.line + 2 if mark is not None else 1
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise MemoryFileError(path, line, f"malformed YAML frontmatter: {problem}") from None
+    if not isinstance(meta, dict):
+        raise MemoryFileError(path, 2, "frontmatter must be a YAML mapping of key: value")
+    meta = {str(k): v for k, v in meta.items()}
+    problems = validate(meta)
+    errors = [p for p in problems if p.level == "error"]
+    if errors:
+        first = errors[0]
+        raise MemoryFileError(path, key_line(text, first.key), first.message)
+    memory = from_frontmatter(meta, text[m.end() :].strip("\n"))
+    return ParsedFile(memory, [p for p in problems if p.level == "warning"])
+
+
+def check_text(text: str) -> list[tuple[int, Problem]]:
+    """Every problem of a file's text with its line (check reports them all, not just the first)."""
+    m = _FM_RE.match(text)
+    if _CONFLICT_RE.search(text) or not m:
+        return []
+    try:
+        meta = yaml.load(m.group(1), Loader=_Loader)
+    except yaml.YAMLError:
+        return []
+    if not isinstance(meta, dict):
+        return []
+    return [(key_line(text, p.key) or 1, p) for p in validate({str(k): v for k, v in meta.items()})]
+
+
+def read_bytes_checked(path: Path, rel: str) -> bytes:
+    """Read a memory file, refusing huge or binary files before parsing."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        raise MemoryFileError(rel, None, "file disappeared while reading") from None
+    if size > MAX_FILE_BYTES:
+        raise MemoryFileError(rel, None, f"file is {size} bytes; memory files are limited to 1 MB")
+    data = path.read_bytes()
+    if b"\x00" in data[:8192]:
+        raise MemoryFileError(rel, None, "binary file (NUL bytes), not a markdown memory")
+    return data
+
+
+def decode(data: bytes, rel: str) -> str:
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise MemoryFileError(rel, None, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    return text.replace("\r\n", "\n")
+
+
+class Vault:
+    """A repository's `.ccmemory/` folder."""
+
+    def __init__(self, root: Path):
+        self.root = root.resolve()
+        self.dir = self.root / VAULT_DIR
+        self.local = self.dir / LOCAL_DIR
+
+    @classmethod
+    def open(cls, start: Path | None = None) -> Vault:
+        root = find_root(start)
+        if root is None:
+            raise VaultNotFound(
+                f"no {VAULT_DIR}/ folder at or above {start or Path.cwd()}: run `ccmemory init` first"
+            )
+        return cls(root)
+
+    def exists(self) -> bool:
+        return self.dir.is_dir()
+
+    # paths
+    def rel(self, path: Path) -> str:
+        """Repo-relative POSIX path (how paths are stored in the index and shown to users)."""
+        return path.resolve().relative_to(self.root).as_posix() if path.is_absolute() else path.as_posix()
+
+    def abs(self, rel: str) -> Path:
+        return self.root / rel
+
+    def safe_path(self, user_path: str | Path) -> Path:
+        """Resolve a user-supplied path, refusing anything outside `.ccmemory/`."""
+        candidate = Path(user_path)
+        if not candidate.is_absolute():
+            cwd_candidate = (Path.cwd() / candidate).resolve()
+            candidate = cwd_candidate if cwd_candidate.exists() else (self.root / candidate).resolve()
+        else:
+            candidate = candidate.resolve()
+        if not candidate.is_relative_to(self.dir):
+            raise ValueError(f"{user_path} is outside {self.dir}")
+        return candidate
+
+    def folder_for(self, mtype: str) -> Path:
+        return self.dir / TYPES[mtype].folder
+
+    def iter_paths(self) -> Iterator[Path]:
+        """Every memory file: `*.md` directly or nested inside a type folder. Sorted for stability."""
+        for folder in sorted(FOLDER_TO_TYPE):
+            base = self.dir / folder
+            if not base.is_dir():
+                continue
+            for dirpath, dirnames, filenames in os.walk(base):
+                dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+                for name in sorted(filenames):
+                    if name.endswith(".md") and not name.startswith("."):
+                        yield Path(dirpath) / name
+
+    def is_memory_path(self, path: Path) -> bool:
+        try:
+            rel = path.resolve().relative_to(self.dir)
+        except ValueError:
+            return False
+        return (
+            len(rel.parts) >= 2
+            and rel.parts[0] in FOLDER_TO_TYPE
+            and rel.name.endswith(".md")
+            and not rel.name.startswith(".")
+        )
+
+    # reading
+    def read(self, path: Path) -> Memory:
+        return self.read_full(path).memory
+
+    def read_full(self, path: Path) -> ParsedFile:
+        rel = self.rel(path)
+        return parse_text(decode(read_bytes_checked(path, rel), rel), rel)
+
+    # writing
+    def path_for(self, memory: Memory) -> Path:
+        name = f"{memory.created.strftime('%Y-%m-%d')}-{slugify(memory.title)}.md"
+        return self.folder_for(memory.type) / name
+
+    def write_new(self, memory: Memory) -> Path:
+        """Create the memory's file; never overwrites (a numeric suffix is added on a name clash)."""
+        problems = [p for p in validate(memory.to_frontmatter()) if p.level == "error"]
+        if problems:
+            raise ValueError("; ".join(p.message for p in problems))
+        data = render(memory).encode("utf-8")
+        if len(data) > MAX_FILE_BYTES:
+            raise ValueError("memory is larger than 1 MB; shorten the body")
+        base = self.path_for(memory)
+        for attempt in range(1, 1000):
+            path = base if attempt == 1 else base.with_name(f"{base.stem}-{attempt}.md")
+            if path.exists():
+                continue
+            try:
+                atomic_write(path, data, overwrite=False)
+            except FileExistsError:
+                continue
+            return path
+        raise FileExistsError(f"could not find a free file name near {base}")
