@@ -179,6 +179,7 @@ class Neo4jIndex:
                 connection_timeout=connection_timeout,
                 max_transaction_retry_time=5.0,
                 connection_acquisition_timeout=connection_timeout * 2,
+                notifications_min_severity="OFF",  # "property does not exist" on a fresh database
             )
         except (DriverError, Neo4jError, ValueError, OSError) as exc:
             raise self._error(exc) from None
@@ -523,37 +524,45 @@ class Neo4jIndex:
     def _where(f: Filters, var: str = "m") -> tuple[str, dict[str, Any]]:
         """A WHERE clause over the Memory node `var` (already matched by project) and its params.
 
-        The text is the same for every filter combination (unused filters get null parameters),
-        so the server plans each query once and reuses the plan.
+        The text is the same for every filter combination and every parameter always has the
+        same type (unused lists hold one impossible value, unused strings are empty, flags say
+        which filters apply): Neo4j caches plans by query text and parameter types, so each
+        query is planned once instead of once per filter combination.
         """
         m = var
-        exact = [x for x in f.files if not x.endswith("/")] if f.files else None
-        prefixes = [x for x in f.files if x.endswith("/")] if f.files else None
+        none = ["\u0000"]
+        files = list(f.files or [])
+        exact = [x for x in files if not x.endswith("/")]
+        prefixes = [x for x in files if x.endswith("/")]
         params: dict[str, Any] = {
-            "f_ids": list(f.ids) if f.ids is not None else None,
-            "f_types": list(f.types) if f.types else None,
-            "f_status": f.status or None,
-            "f_viewer": f.viewer,
-            "f_since": format_timestamp(f.since) if f.since else None,
-            "f_until": format_timestamp(f.until) if f.until else None,
-            "f_topics": [normalise_topic(t) for t in f.topics] if f.topics else None,
-            "f_files": bool(f.files),
-            "f_exact": exact or [],
-            "f_prefixes": prefixes or [],
+            "f_use_ids": f.ids is not None,
+            "f_ids": list(f.ids or []) or none,
+            "f_use_types": bool(f.types),
+            "f_types": list(f.types or []) or none,
+            "f_status": f.status or "",
+            "f_use_viewer": f.viewer is not None,
+            "f_viewer": f.viewer or "",
+            "f_since": format_timestamp(f.since) if f.since else "",
+            "f_until": format_timestamp(f.until) if f.until else "",
+            "f_use_topics": bool(f.topics),
+            "f_topics": [normalise_topic(t) for t in f.topics or []] or none,
+            "f_use_files": bool(files),
+            "f_exact": exact or none,
+            "f_prefixes": prefixes or none,
             "f_sup": bool(f.include_superseded),
         }
         clause = (
-            f"($f_ids IS NULL OR {m}.id IN $f_ids)"
-            f" AND ($f_types IS NULL OR {m}.type IN $f_types)"
-            f" AND ($f_status IS NULL OR {m}.status = $f_status)"
-            f" AND ($f_viewer IS NULL OR {m}.status = 'curated' OR {m}.author = $f_viewer)"
-            f" AND ($f_since IS NULL OR {m}.created >= $f_since)"
-            f" AND ($f_until IS NULL OR {m}.created <= $f_until)"
-            f" AND ($f_topics IS NULL OR EXISTS {{ ({m})-[:ABOUT]->(ft:Topic) WHERE ft.name IN $f_topics }})"
-            f" AND (NOT $f_files OR EXISTS {{ ({m})-[:TOUCHES]->(fx:File) WHERE fx.path IN $f_exact"
-            " OR any(pre IN $f_prefixes WHERE fx.path STARTS WITH pre) })"
+            f"(NOT $f_use_ids OR {m}.id IN $f_ids)"
+            f" AND (NOT $f_use_types OR {m}.type IN $f_types)"
+            f" AND ($f_status = '' OR {m}.status = $f_status)"
+            f" AND (NOT $f_use_viewer OR {m}.status = 'curated' OR {m}.author = $f_viewer)"
+            f" AND ($f_since = '' OR {m}.created >= $f_since)"
+            f" AND ($f_until = '' OR {m}.created <= $f_until)"
+            f" AND (NOT $f_use_topics OR EXISTS {{ ({m})-[:ABOUT]->(ft:Topic) WHERE ft.name IN $f_topics }})"
+            f" AND (NOT $f_use_files OR EXISTS {{ ({m})-[:TOUCHES]->(fx:File) WHERE fx.path IN $f_exact"
+            " OR any(pre IN $f_prefixes WHERE pre <> '\u0000' AND fx.path STARTS WITH pre) })"
             f" AND ($f_sup OR NOT EXISTS {{ (sx:Memory)-[:SUPERSEDES]->({m}) WHERE sx.id <> {m}.id"
-            " AND ($f_viewer IS NULL OR sx.status = 'curated' OR sx.author = $f_viewer) })"
+            " AND (NOT $f_use_viewer OR sx.status = 'curated' OR sx.author = $f_viewer) })"
         )
         return clause, params
 
@@ -665,7 +674,7 @@ class Neo4jIndex:
         rows = self._read(
             f"MATCH (m:Memory {{project: $p}}) WHERE {where} AND "
             "EXISTS { (sx:Memory)-[:SUPERSEDES]->(m) WHERE sx.id <> m.id "
-            "AND ($f_viewer IS NULL OR sx.status = 'curated' OR sx.author = $f_viewer) } "
+            "AND (NOT $f_use_viewer OR sx.status = 'curated' OR sx.author = $f_viewer) } "
             "RETURN m.id AS id",
             p=f.project,
             **params,
@@ -827,6 +836,8 @@ class Neo4jIndex:
         if rows:
             cfg = (rows[0]["options"] or {}).get("indexConfig") or {}
             current = cfg.get("vector.dimensions")
+            if cfg.get("vector.quantization.enabled"):
+                current = -1  # quantized scores are approximate: rebuild without quantization
         if current is not None and int(current) != dim:
             with self._session() as s:
                 s.run(f"DROP INDEX {VECTOR_INDEX} IF EXISTS").consume()
@@ -837,7 +848,7 @@ class Neo4jIndex:
                 s.run(
                     f"CREATE VECTOR INDEX {VECTOR_INDEX} IF NOT EXISTS FOR (e:Embedding) ON e.embedding "
                     f"OPTIONS {{indexConfig: {{`vector.dimensions`: {int(dim)}, "
-                    "`vector.similarity_function`: 'cosine'}}"
+                    "`vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}}"
                 ).consume()
                 s.run("CALL db.awaitIndexes(300)").consume()
         self._vector_dim = dim
@@ -888,6 +899,7 @@ class Neo4jIndex:
             "WHERE e.embedder = $emb "
             "MATCH (m:Memory {project: $p, text_hash: e.text_hash}) "
             f"WHERE {where} "
+            "WITH m, vector.similarity.cosine(e.embedding, $v) AS s "
             "RETURN m.id AS id, s ORDER BY s DESC, id ASC LIMIT $limit",
             index=VECTOR_INDEX,
             k=k,
