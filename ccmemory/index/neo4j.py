@@ -205,9 +205,10 @@ class Neo4jIndex:
             cause = f"server unreachable or connection lost ({exc})"
         else:
             cause = f"{type(exc).__name__}: {exc}"
+        then = "the credentials are fixed" if isinstance(exc, AuthError) else "the server is back"
         return IndexError_(
             f"Neo4j index at {self.location}: {cause}. Memory files are untouched; "
-            "run `ccmemory reindex` once the server is back."
+            f"run `ccmemory reindex` once {then}."
         )
 
     @contextlib.contextmanager
