@@ -1,0 +1,926 @@
+"""The team index on Neo4j 5 (official `neo4j` driver), answering exactly like the SQLite index.
+
+Graph model (every node carries `project`, so one server holds many projects):
+
+- `(:Ident {project, id})` for every memory id that exists or is pointed at. A memory that
+  exists also has the labels `:Memory` and its type's label (`:Decision`, `:FailedApproach`...).
+  An id that is only a relation target (dangling) keeps the bare `:Ident` node, so relations are
+  always real relationships and reappear by themselves when the target file arrives.
+- `(:Memory)-[:SUPERSEDES|DEPENDS_ON|... {reason}]->(:Ident)`: the typed relations, stored in the
+  direction written in the newer file; reverse names are derived at query time.
+- `(:Memory)-[:ABOUT]->(:Topic)`, `-[:TOUCHES]->(:File)`, `-[:CAPTURED_IN]->(:Session)`,
+  `-[:AUTHORED_BY]->(:Author)`, `-[:IN_PROJECT]->(:Project)`.
+- `(:MemoryFile {project, path, mtime_ns, size, hash, mem_id, error, ...})`: what sync saw.
+- `(:Embedding {embedder, text_hash, dim, embedding})`: vectors per content hash, with a vector
+  index whose dimension follows the embedder that stored them.
+
+Rules kept here: labels and relationship types come only from `model.TYPES` and
+`model.RELATION_TYPES` (checked before use); every value is a query parameter; full-text input
+goes through `query.lucene_query`. Each `apply` runs in one transaction, so a server lost mid-way
+leaves the index at the previous batch and the next reindex converges.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import json
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import neo4j
+from neo4j import GraphDatabase
+from neo4j.exceptions import AuthError, DriverError, Neo4jError, ServiceUnavailable, SessionExpired
+
+from ccmemory.index.base import (
+    Edge,
+    FileProblem,
+    FileRecord,
+    FileState,
+    Filters,
+    IndexedMemory,
+    IndexError_,
+    embed_text,
+)
+from ccmemory.index.query import lucene_query
+from ccmemory.model import RELATION_TYPES, TYPES, Memory, Relation, format_timestamp, normalise_topic
+
+if TYPE_CHECKING:
+    from ccmemory.config import Config
+
+SCHEMA_VERSION = 1
+FULLTEXT_INDEX = "memory_fulltext"
+VECTOR_INDEX = "embedding_vectors"
+
+TYPE_LABELS: dict[str, str] = {name: "".join(p.title() for p in name.split("_")) for name in TYPES}
+_ALL_TYPE_LABELS = ":".join(sorted(TYPE_LABELS.values()))
+_REL_PATTERN = "|".join(RELATION_TYPES)
+
+_SCHEMA = (
+    "CREATE CONSTRAINT ident_key IF NOT EXISTS FOR (n:Ident) REQUIRE (n.project, n.id) IS UNIQUE",
+    "CREATE CONSTRAINT memory_file_key IF NOT EXISTS FOR (f:MemoryFile) "
+    "REQUIRE (f.project, f.path) IS UNIQUE",
+    "CREATE CONSTRAINT topic_key IF NOT EXISTS FOR (t:Topic) REQUIRE (t.project, t.name) IS UNIQUE",
+    "CREATE CONSTRAINT file_key IF NOT EXISTS FOR (f:File) REQUIRE (f.project, f.path) IS UNIQUE",
+    "CREATE CONSTRAINT session_key IF NOT EXISTS FOR (s:Session) REQUIRE (s.project, s.id) IS UNIQUE",
+    "CREATE CONSTRAINT author_key IF NOT EXISTS FOR (a:Author) REQUIRE a.id IS UNIQUE",
+    "CREATE CONSTRAINT project_key IF NOT EXISTS FOR (p:Project) REQUIRE p.name IS UNIQUE",
+    "CREATE CONSTRAINT embedding_key IF NOT EXISTS FOR (e:Embedding) "
+    "REQUIRE (e.embedder, e.text_hash) IS UNIQUE",
+    "CREATE INDEX memory_id IF NOT EXISTS FOR (m:Memory) ON (m.project, m.id)",
+    "CREATE INDEX memory_created IF NOT EXISTS FOR (m:Memory) ON (m.project, m.created)",
+    "CREATE INDEX memory_path IF NOT EXISTS FOR (m:Memory) ON (m.project, m.path)",
+    "CREATE INDEX memory_text_hash IF NOT EXISTS FOR (m:Memory) ON (m.project, m.text_hash)",
+    "CREATE INDEX memory_file_mem IF NOT EXISTS FOR (f:MemoryFile) ON (f.project, f.mem_id)",
+    f"CREATE FULLTEXT INDEX {FULLTEXT_INDEX} IF NOT EXISTS FOR (m:Memory) "
+    "ON EACH [m.title, m.body, m.fields_text] "
+    "OPTIONS {indexConfig: {`fulltext.analyzer`: 'english'}}",
+)
+
+T = TypeVar("T")
+
+
+def _wrap_errors(fn: Callable[..., T]) -> Callable[..., T]:
+    """Driver and server errors become IndexError_ naming the URI and the cause."""
+
+    @functools.wraps(fn)
+    def inner(self: Neo4jIndex, *args: Any, **kwargs: Any) -> T:
+        try:
+            return fn(self, *args, **kwargs)
+        except IndexError_:
+            raise
+        except (DriverError, Neo4jError, OSError) as exc:
+            raise self._error(exc) from None
+
+    return inner
+
+
+def _label(mtype: str) -> str:
+    label = TYPE_LABELS.get(mtype)
+    if label is None:  # never reached with validated memories; labels are never user text
+        raise IndexError_(f"unknown memory type {mtype!r}")
+    return label
+
+
+def _fields_text(fields: dict[str, Any], mtype: str) -> str:
+    parts: list[str] = []
+    for name in TYPES[mtype].text_fields:
+        value = fields.get(name)
+        if isinstance(value, list):
+            parts.extend(str(v) for v in value)
+        elif value not in (None, ""):
+            parts.append(str(value))
+    return "\n".join(parts)
+
+
+def _text_hash(m: IndexedMemory) -> str:
+    return hashlib.sha256(embed_text(m).encode("utf-8")).hexdigest()
+
+
+def _payload(memory: Memory) -> str:
+    from ccmemory.index.sqlite import memory_payload
+
+    return memory_payload(memory)
+
+
+_RETURN_MEMORY = (
+    "m.id AS id, m.type AS type, m.title AS title, m.body AS body, m.created AS created, "
+    "m.path AS path, m.status AS status, m.project AS project, m.author AS author, "
+    "m.session AS session, m.branch AS branch, m.topics AS topics, m.files AS files, "
+    "m.confidence AS confidence, m.source AS source, m.supersedes AS supersedes, "
+    "m.relations AS relations, m.fields AS fields, m.hash AS hash"
+)
+
+
+def _row(r: Any) -> IndexedMemory:
+    return IndexedMemory(
+        id=r["id"],
+        type=r["type"],
+        title=r["title"],
+        body=r["body"],
+        created=r["created"],
+        path=r["path"],
+        status=r["status"],
+        project=r["project"],
+        author=r["author"],
+        session=r["session"],
+        branch=r["branch"],
+        topics=json.loads(r["topics"]),
+        files=json.loads(r["files"]),
+        confidence=r["confidence"],
+        source=r["source"],
+        supersedes=json.loads(r["supersedes"]),
+        relations=[Relation(x["type"], x["target"], x.get("reason")) for x in json.loads(r["relations"])],
+        fields=json.loads(r["fields"]),
+        hash=r["hash"],
+    )
+
+
+class Neo4jIndex:
+    backend = "neo4j"
+
+    def __init__(
+        self,
+        uri: str,
+        user: str,
+        password: str,
+        *,
+        database: str | None = None,
+        connection_timeout: float = 10.0,
+    ) -> None:
+        self.location = uri
+        self.uri = uri
+        self.database = database
+        try:
+            self.driver = GraphDatabase.driver(
+                uri,
+                auth=(user, password),
+                connection_timeout=connection_timeout,
+                max_transaction_retry_time=5.0,
+                connection_acquisition_timeout=connection_timeout * 2,
+                notifications_min_severity="OFF",  # "property does not exist" on a fresh database
+            )
+        except (DriverError, Neo4jError, ValueError, OSError) as exc:
+            raise self._error(exc) from None
+        try:
+            self.driver.verify_connectivity()
+            self._ensure_schema()
+        except (DriverError, Neo4jError, OSError) as exc:
+            self.driver.close()
+            raise self._error(exc) from None
+        self._vector_dim: int | None = None
+
+    @classmethod
+    def connect(cls, config: Config) -> Neo4jIndex:
+        if not config.neo4j_password:
+            raise IndexError_(f"Neo4j index at {config.neo4j_uri}: no password; set CCMEMORY_NEO4J_PASSWORD")
+        return cls(config.neo4j_uri, config.neo4j_user, config.neo4j_password)
+
+    # --- plumbing -----------------------------------------------------------------------------
+    def _error(self, exc: BaseException) -> IndexError_:
+        if isinstance(exc, AuthError):
+            cause = "authentication failed (check CCMEMORY_NEO4J_USER / CCMEMORY_NEO4J_PASSWORD)"
+        elif isinstance(exc, ServiceUnavailable | SessionExpired):
+            cause = f"server unreachable or connection lost ({exc})"
+        else:
+            cause = f"{type(exc).__name__}: {exc}"
+        then = "the credentials are fixed" if isinstance(exc, AuthError) else "the server is back"
+        return IndexError_(
+            f"Neo4j index at {self.location}: {cause}. Memory files are untouched; "
+            f"run `ccmemory reindex` once {then}."
+        )
+
+    @contextlib.contextmanager
+    def _session(self) -> Iterator[neo4j.Session]:
+        with self.driver.session(database=self.database) as s:
+            yield s
+
+    def _read(self, query: str, **params: Any) -> list[Any]:
+        with self._session() as s:
+            return list(s.run(query, params))
+
+    def _ensure_schema(self) -> None:
+        with self._session() as s:
+            for stmt in _SCHEMA:
+                s.run(stmt).consume()
+            s.run("CALL db.awaitIndexes(300)").consume()
+
+    @_wrap_errors
+    def close(self) -> None:
+        self.driver.close()
+
+    # --- writing ------------------------------------------------------------------------------
+    @_wrap_errors
+    def file_states(self, project: str) -> dict[str, FileState]:
+        rows = self._read(
+            "MATCH (f:MemoryFile {project: $p}) RETURN f.path AS path, f.mtime_ns AS mtime_ns, "
+            "f.size AS size, f.hash AS hash",
+            p=project,
+        )
+        return {r["path"]: FileState(r["path"], r["mtime_ns"], r["size"], r["hash"]) for r in rows}
+
+    @_wrap_errors
+    def apply(
+        self,
+        project: str,
+        upserts: Sequence[FileRecord],
+        removed: Iterable[str],
+        status_of: Callable[[str], str],
+        adders: dict[str, str] | None = None,
+    ) -> None:
+        removed = list(removed)
+        adders = adders or {}
+        with self._session() as s, s.begin_transaction() as tx:
+            paths = [r.path for r in upserts] + removed
+            old = tx.run(
+                "UNWIND $paths AS path MATCH (f:MemoryFile {project: $p, path: path}) "
+                "WHERE f.mem_id IS NOT NULL RETURN DISTINCT f.mem_id AS id",
+                p=project,
+                paths=paths,
+            )
+            affected = {r["id"] for r in old}
+            affected.update(r.memory.id for r in upserts if r.memory)
+            tx.run(
+                "UNWIND $paths AS path MATCH (f:MemoryFile {project: $p, path: path}) DELETE f",
+                p=project,
+                paths=removed,
+            ).consume()
+            rows = [
+                {
+                    "path": r.path,
+                    "props": {
+                        "mtime_ns": r.mtime_ns,
+                        "size": r.size,
+                        "hash": r.hash,
+                        "mem_id": r.memory.id if r.memory else None,
+                        "error": r.error,
+                        "error_line": r.error_line,
+                        "payload": _payload(r.memory) if r.memory else None,
+                    },
+                }
+                for r in upserts
+            ]
+            tx.run(
+                "UNWIND $rows AS row MERGE (f:MemoryFile {project: $p, path: row.path}) SET f += row.props",
+                p=project,
+                rows=rows,
+            ).consume()
+            self._derive(tx, project, sorted(affected), status_of, adders)
+            tx.commit()
+
+    def _derive(
+        self,
+        tx: neo4j.Transaction,
+        project: str,
+        ids: list[str],
+        status_of: Callable[[str], str],
+        adders: dict[str, str],
+    ) -> None:
+        """Rebuild the memory nodes of `ids` from their winning files (first valid path)."""
+        if not ids:
+            return
+        files = tx.run(
+            "UNWIND $ids AS id MATCH (f:MemoryFile {project: $p, mem_id: id}) "
+            "WHERE f.error IS NULL RETURN id, f.path AS path, f.hash AS hash, f.payload AS payload",
+            p=project,
+            ids=ids,
+        )
+        winners: dict[str, tuple[str, str, str]] = {}
+        for r in files:
+            cur = winners.get(r["id"])
+            if cur is None or r["path"] < cur[0]:
+                winners[r["id"]] = (r["path"], r["hash"], r["payload"])
+        # 1. strip every affected node back to a bare Ident, remembering whom it pointed at
+        old_targets = tx.run(
+            "UNWIND $ids AS id MATCH (n:Ident {project: $p, id: id}) "
+            f"OPTIONAL MATCH (n)-[r:{_REL_PATTERN}]->(d:Ident) "
+            "WITH n, collect(d.id) AS targets "
+            f"REMOVE n:Memory:{_ALL_TYPE_LABELS} "
+            "SET n = {project: n.project, id: n.id} "
+            "RETURN targets",
+            p=project,
+            ids=ids,
+        )
+        stub_candidates: set[str] = set(ids)
+        for r in old_targets:
+            stub_candidates.update(r["targets"])
+        tx.run(
+            "UNWIND $ids AS id MATCH (n:Ident {project: $p, id: id})-[r]->() DELETE r",
+            p=project,
+            ids=ids,
+        ).consume()
+        # 2. build the rows of the winners
+        mems: list[dict[str, Any]] = []
+        edges: list[dict[str, Any]] = []
+        topics: list[dict[str, Any]] = []
+        touched: list[dict[str, Any]] = []
+        for mem_id in ids:
+            win = winners.get(mem_id)
+            if win is None:
+                continue
+            path, fhash, payload = win
+            d = json.loads(payload)
+            im = IndexedMemory(
+                id=d["id"],
+                type=d["type"],
+                title=d["title"],
+                body=d["body"],
+                created=d["created"],
+                path=path,
+                status=status_of(path),
+                project=project,
+                author=d.get("author"),
+                session=d.get("session"),
+                branch=d.get("branch"),
+                topics=d.get("topics") or [],
+                files=d.get("files") or [],
+                confidence=d.get("confidence"),
+                source=d.get("source"),
+                supersedes=d.get("supersedes") or [],
+                relations=[
+                    Relation(r["type"], r["target"], r.get("reason")) for r in d.get("relations") or []
+                ],
+                fields=d.get("fields") or {},
+                hash=fhash,
+            )
+            git_author = None if im.author else adders.get(path)
+            conf = None if im.confidence is None else float(im.confidence)
+            mems.append(
+                {
+                    "id": im.id,
+                    "label": _label(im.type),
+                    "props": {
+                        "path": path,
+                        "type": im.type,
+                        "title": im.title,
+                        "body": im.body,
+                        "created": im.created,
+                        "author_fm": im.author,
+                        "author_git": git_author,
+                        "author": im.author or git_author,
+                        "session": im.session,
+                        "branch": im.branch,
+                        "confidence": conf,
+                        "source": im.source,
+                        "status": im.status,
+                        "fields": json.dumps(im.fields, default=str, ensure_ascii=False, sort_keys=True),
+                        "topics": json.dumps(im.topics, ensure_ascii=False),
+                        "files": json.dumps(im.files, ensure_ascii=False),
+                        "supersedes": json.dumps(im.supersedes),
+                        "relations": json.dumps([r.to_dict() for r in im.relations], ensure_ascii=False),
+                        "hash": fhash,
+                        "text_hash": _text_hash(im),
+                        "fields_text": _fields_text(im.fields, im.type),
+                    },
+                }
+            )
+            e: dict[tuple[str, str], str | None] = {}
+            for target in im.supersedes:
+                e.setdefault(("SUPERSEDES", target), None)
+            for rel in im.relations:
+                if (rel.type, rel.target) not in e or rel.reason:
+                    e[(rel.type, rel.target)] = rel.reason
+            for (rtype, dst), reason in sorted(e.items()):
+                if rtype not in RELATION_TYPES:  # whitelist: never a type from user text
+                    raise IndexError_(f"unknown relation type {rtype!r} in {path}")
+                edges.append({"src": im.id, "type": rtype, "dst": dst, "reason": reason})
+            topics.extend(
+                {"id": im.id, "name": t}
+                for t in dict.fromkeys(normalise_topic(t) for t in im.topics if t.strip())
+            )
+            touched.extend(
+                {"id": im.id, "path": f} for f in dict.fromkeys(f.strip() for f in im.files if f.strip())
+            )
+        # 3. write them, batched
+        if mems:
+            tx.run(
+                "MERGE (pr:Project {name: $p}) WITH pr "
+                "UNWIND $rows AS row MERGE (n:Ident {project: $p, id: row.id}) "
+                "SET n:Memory, n:$(row.label), n += row.props "
+                "MERGE (n)-[:IN_PROJECT]->(pr) "
+                "FOREACH (_ IN CASE WHEN row.props.session IS NULL THEN [] ELSE [1] END | "
+                "  MERGE (s:Session {project: $p, id: row.props.session}) "
+                "  MERGE (n)-[:CAPTURED_IN]->(s)) "
+                "FOREACH (_ IN CASE WHEN row.props.author IS NULL THEN [] ELSE [1] END | "
+                "  MERGE (a:Author {id: row.props.author}) "
+                "  MERGE (n)-[:AUTHORED_BY]->(a))",
+                p=project,
+                rows=mems,
+            ).consume()
+        if topics:
+            tx.run(
+                "UNWIND $rows AS row MATCH (n:Memory {project: $p, id: row.id}) "
+                "MERGE (t:Topic {project: $p, name: row.name}) CREATE (n)-[:ABOUT]->(t)",
+                p=project,
+                rows=topics,
+            ).consume()
+        if touched:
+            tx.run(
+                "UNWIND $rows AS row MATCH (n:Memory {project: $p, id: row.id}) "
+                "MERGE (f:File {project: $p, path: row.path}) CREATE (n)-[:TOUCHES]->(f)",
+                p=project,
+                rows=touched,
+            ).consume()
+        if edges:
+            tx.run(
+                "UNWIND $rows AS row MATCH (s:Memory {project: $p, id: row.src}) "
+                "MERGE (d:Ident {project: $p, id: row.dst}) "
+                "CREATE (s)-[r:$(row.type)]->(d) SET r.reason = row.reason",
+                p=project,
+                rows=edges,
+            ).consume()
+        # 4. ids that are neither memories nor relation targets any more disappear
+        tx.run(
+            "UNWIND $ids AS id MATCH (n:Ident {project: $p, id: id}) "
+            "WHERE NOT n:Memory AND NOT EXISTS { ()-->(n) } DETACH DELETE n",
+            p=project,
+            ids=sorted(stub_candidates),
+        ).consume()
+        for label in ("Topic", "File", "Session"):
+            tx.run(
+                f"MATCH (x:{label} {{project: $p}}) WHERE NOT EXISTS {{ (x)--() }} DELETE x",
+                p=project,
+            ).consume()
+        tx.run("MATCH (a:Author) WHERE NOT EXISTS { (a)--() } DELETE a").consume()
+
+    @_wrap_errors
+    def refresh_status(
+        self, project: str, status_of: Callable[[str], str], adders: dict[str, str] | None = None
+    ) -> int:
+        with self._session() as s, s.begin_transaction() as tx:
+            rows = list(
+                tx.run(
+                    "MATCH (m:Memory {project: $p}) RETURN m.id AS id, m.path AS path, "
+                    "m.status AS status, m.author_fm AS author_fm, m.author_git AS author_git",
+                    p=project,
+                )
+            )
+            changes = []
+            for r in rows:
+                new_status = status_of(r["path"])
+                if r["author_fm"]:
+                    new_git = None
+                elif adders is not None:
+                    new_git = adders.get(r["path"])
+                else:
+                    new_git = r["author_git"]
+                if new_status != r["status"] or new_git != r["author_git"]:
+                    changes.append(
+                        {
+                            "id": r["id"],
+                            "status": new_status,
+                            "git": new_git,
+                            "author": r["author_fm"] or new_git,
+                        }
+                    )
+            if changes:
+                tx.run(
+                    "UNWIND $rows AS row MATCH (m:Memory {project: $p, id: row.id}) "
+                    "SET m.status = row.status, m.author_git = row.git, m.author = row.author "
+                    "WITH m, row OPTIONAL MATCH (m)-[old:AUTHORED_BY]->() DELETE old "
+                    "WITH m, row WHERE row.author IS NOT NULL "
+                    "MERGE (a:Author {id: row.author}) MERGE (m)-[:AUTHORED_BY]->(a)",
+                    p=project,
+                    rows=changes,
+                ).consume()
+                tx.run("MATCH (a:Author) WHERE NOT EXISTS { (a)--() } DELETE a").consume()
+            tx.commit()
+            return len(changes)
+
+    @_wrap_errors
+    def clear(self, project: str) -> None:
+        with self._session() as s:
+            for label in ("MemoryFile", "Ident", "Topic", "File", "Session", "Project"):
+                key = "name" if label == "Project" else "project"
+                s.run(
+                    f"MATCH (x:{label} {{{key}: $p}}) "
+                    "CALL (x) { DETACH DELETE x } IN TRANSACTIONS OF 5000 ROWS",
+                    p=project,
+                ).consume()
+            s.run("MATCH (a:Author) WHERE NOT EXISTS { (a)--() } DELETE a").consume()
+
+    # --- reading ------------------------------------------------------------------------------
+    @staticmethod
+    def _where(f: Filters, var: str = "m") -> tuple[str, dict[str, Any]]:
+        """A WHERE clause over the Memory node `var` (already matched by project) and its params.
+
+        The text is the same for every filter combination and every parameter always has the
+        same type (unused lists hold one impossible value, unused strings are empty, flags say
+        which filters apply): Neo4j caches plans by query text and parameter types, so each
+        query is planned once instead of once per filter combination.
+        """
+        m = var
+        none = ["\u0000"]
+        files = list(f.files or [])
+        exact = [x for x in files if not x.endswith("/")]
+        prefixes = [x for x in files if x.endswith("/")]
+        params: dict[str, Any] = {
+            "f_use_ids": f.ids is not None,
+            "f_ids": list(f.ids or []) or none,
+            "f_use_types": bool(f.types),
+            "f_types": list(f.types or []) or none,
+            "f_status": f.status or "",
+            "f_use_viewer": f.viewer is not None,
+            "f_viewer": f.viewer or "",
+            "f_since": format_timestamp(f.since) if f.since else "",
+            "f_until": format_timestamp(f.until) if f.until else "",
+            "f_use_topics": bool(f.topics),
+            "f_topics": [normalise_topic(t) for t in f.topics or []] or none,
+            "f_use_files": bool(files),
+            "f_exact": exact or none,
+            "f_prefixes": prefixes or none,
+            "f_sup": bool(f.include_superseded),
+        }
+        clause = (
+            f"(NOT $f_use_ids OR {m}.id IN $f_ids)"
+            f" AND (NOT $f_use_types OR {m}.type IN $f_types)"
+            f" AND ($f_status = '' OR {m}.status = $f_status)"
+            f" AND (NOT $f_use_viewer OR {m}.status = 'curated' OR {m}.author = $f_viewer)"
+            f" AND ($f_since = '' OR {m}.created >= $f_since)"
+            f" AND ($f_until = '' OR {m}.created <= $f_until)"
+            f" AND (NOT $f_use_topics OR EXISTS {{ ({m})-[:ABOUT]->(ft:Topic) WHERE ft.name IN $f_topics }})"
+            f" AND (NOT $f_use_files OR EXISTS {{ ({m})-[:TOUCHES]->(fx:File) WHERE fx.path IN $f_exact"
+            " OR any(pre IN $f_prefixes WHERE pre <> '\u0000' AND fx.path STARTS WITH pre) })"
+            f" AND ($f_sup OR NOT EXISTS {{ (sx:Memory)-[:SUPERSEDES]->({m}) WHERE sx.id <> {m}.id"
+            " AND (NOT $f_use_viewer OR sx.status = 'curated' OR sx.author = $f_viewer) })"
+        )
+        return clause, params
+
+    @_wrap_errors
+    def get(self, project: str, ids: Sequence[str]) -> list[IndexedMemory]:
+        if not ids:
+            return []
+        ids = list(ids)
+        rows = self._read(
+            "UNWIND $ids AS id MATCH (m:Memory {project: $p, id: id}) RETURN " + _RETURN_MEMORY,
+            p=project,
+            ids=sorted(set(ids)),
+        )
+        by_id = {r["id"]: _row(r) for r in rows}
+        return [by_id[i] for i in ids if i in by_id]
+
+    @_wrap_errors
+    def resolve(self, project: str, ref: str) -> list[str]:
+        ref = ref.strip()
+        if not ref:
+            return []
+        rows = self._read(
+            "MATCH (m:Memory {project: $p}) WHERE m.id = $id OR m.path = $ref RETURN m.id AS id",
+            p=project,
+            id=ref.upper(),
+            ref=ref,
+        )
+        if rows:
+            return sorted(r["id"] for r in rows)
+        if len(ref) >= 4:
+            rows = self._read(
+                "MATCH (m:Memory {project: $p}) WHERE m.id STARTS WITH $pre "
+                "RETURN m.id AS id ORDER BY id LIMIT 20",
+                p=project,
+                pre=ref.upper(),
+            )
+            return [r["id"] for r in rows]
+        return []
+
+    @_wrap_errors
+    def query(self, f: Filters, limit: int = 50, offset: int = 0) -> list[IndexedMemory]:
+        where, params = self._where(f)
+        rows = self._read(
+            f"MATCH (m:Memory {{project: $p}}) WHERE {where} RETURN {_RETURN_MEMORY} "
+            "ORDER BY m.created DESC, m.id DESC SKIP $offset LIMIT $limit",
+            p=f.project,
+            offset=offset,
+            limit=limit,
+            **params,
+        )
+        return [_row(r) for r in rows]
+
+    @_wrap_errors
+    def count(self, f: Filters) -> int:
+        where, params = self._where(f)
+        rows = self._read(
+            f"MATCH (m:Memory {{project: $p}}) WHERE {where} RETURN count(m) AS n", p=f.project, **params
+        )
+        return int(rows[0]["n"])
+
+    @_wrap_errors
+    def text_search(self, text: str, f: Filters, limit: int = 50) -> list[tuple[str, float]]:
+        q = lucene_query(text)
+        if not q:
+            return []
+        where, params = self._where(f)
+        rows = self._read(
+            "CALL db.index.fulltext.queryNodes($index, $q) YIELD node AS m, score "
+            f"WHERE m.project = $p AND {where} "
+            "RETURN m.id AS id, score ORDER BY score DESC, id ASC LIMIT $limit",
+            index=FULLTEXT_INDEX,
+            q=q,
+            p=f.project,
+            limit=limit,
+            **params,
+        )
+        return [(r["id"], round(float(r["score"]), 6)) for r in rows]
+
+    @_wrap_errors
+    def edges(self, project: str, ids: Sequence[str]) -> list[Edge]:
+        if not ids:
+            return []
+        rows = self._read(
+            f"MATCH (a:Memory {{project: $p}})-[r:{_REL_PATTERN}]->(b:Memory {{project: $p}}) "
+            "WHERE a.id IN $ids OR b.id IN $ids "
+            "RETURN a.id AS src, type(r) AS type, b.id AS dst, r.reason AS reason",
+            p=project,
+            ids=list(ids),
+        )
+        out = {Edge(r["src"], r["type"], r["dst"], r["reason"]) for r in rows}
+        return sorted(out, key=lambda e: (e.src, e.type, e.dst))
+
+    @_wrap_errors
+    def dangling(self, project: str) -> list[Edge]:
+        rows = self._read(
+            f"MATCH (a:Memory {{project: $p}})-[r:{_REL_PATTERN}]->(b:Ident) WHERE NOT b:Memory "
+            "RETURN a.id AS src, type(r) AS type, b.id AS dst, r.reason AS reason",
+            p=project,
+        )
+        return sorted(
+            (Edge(r["src"], r["type"], r["dst"], r["reason"]) for r in rows),
+            key=lambda e: (e.src, e.type, e.dst),
+        )
+
+    @_wrap_errors
+    def superseded_ids(self, f: Filters) -> set[str]:
+        g = Filters(**{**f.__dict__, "include_superseded": True})
+        where, params = self._where(g)
+        rows = self._read(
+            f"MATCH (m:Memory {{project: $p}}) WHERE {where} AND "
+            "EXISTS { (sx:Memory)-[:SUPERSEDES]->(m) WHERE sx.id <> m.id "
+            "AND (NOT $f_use_viewer OR sx.status = 'curated' OR sx.author = $f_viewer) } "
+            "RETURN m.id AS id",
+            p=f.project,
+            **params,
+        )
+        return {r["id"] for r in rows}
+
+    @_wrap_errors
+    def related_by_topic_or_file(
+        self, f: Filters, ids: Sequence[str], limit: int = 20
+    ) -> list[tuple[str, str, int]]:
+        if not ids:
+            return []
+        where, params = self._where(f)
+        rows = self._read(
+            "MATCH (s:Memory {project: $p}) WHERE s.id IN $ids "
+            "MATCH (s)-[:ABOUT|TOUCHES]->(x)<-[:ABOUT|TOUCHES]-(m:Memory {project: $p}) "
+            f"WHERE m.id <> s.id AND NOT m.id IN $ids AND {where} "
+            "RETURN m.id AS other, s.id AS via, count(*) AS n",
+            p=f.project,
+            ids=list(ids),
+            **params,
+        )
+        ranked = sorted(
+            ((r["other"], r["via"], int(r["n"])) for r in rows), key=lambda t: (-t[2], t[0], t[1])
+        )
+        return ranked[:limit]
+
+    @_wrap_errors
+    def file_problems(self, project: str) -> list[FileProblem]:
+        out = [
+            FileProblem(r["path"], r["line"], r["error"])
+            for r in self._read(
+                "MATCH (f:MemoryFile {project: $p}) WHERE f.error IS NOT NULL "
+                "RETURN f.path AS path, f.error_line AS line, f.error AS error",
+                p=project,
+            )
+        ]
+        for r in self._read(
+            "MATCH (f:MemoryFile {project: $p}) WHERE f.error IS NULL "
+            "MATCH (m:Memory {project: $p, id: f.mem_id}) WHERE m.path <> f.path "
+            "RETURN f.path AS path, f.mem_id AS id, m.path AS winner",
+            p=project,
+        ):
+            out.append(FileProblem(r["path"], 1, f"duplicate id {r['id']}: also used by {r['winner']}"))
+        return sorted(out, key=lambda p: (p.path, p.line or 0))
+
+    @_wrap_errors
+    def stats(self, project: str) -> dict[str, Any]:
+        by_type = {
+            r["k"]: r["n"]
+            for r in self._read(
+                "MATCH (m:Memory {project: $p}) RETURN m.type AS k, count(*) AS n ORDER BY k", p=project
+            )
+        }
+        by_status = {
+            r["k"]: r["n"]
+            for r in self._read(
+                "MATCH (m:Memory {project: $p}) RETURN m.status AS k, count(*) AS n ORDER BY k", p=project
+            )
+        }
+        nrel = self._read(
+            f"MATCH (:Memory {{project: $p}})-[r:{_REL_PATTERN}]->() RETURN count(r) AS n", p=project
+        )[0]["n"]
+        nerr = self._read(
+            "MATCH (f:MemoryFile {project: $p}) WHERE f.error IS NOT NULL RETURN count(f) AS n", p=project
+        )[0]["n"]
+        nvec = self._read("MATCH (e:Embedding) RETURN count(e) AS n")[0]["n"]
+        return {
+            "backend": self.backend,
+            "location": self.location,
+            "memories": sum(by_type.values()),
+            "by_type": by_type,
+            "by_status": by_status,
+            "relations": nrel,
+            "invalid_files": nerr,
+            "vectors": nvec,
+        }
+
+    @_wrap_errors
+    def server_info(self) -> dict[str, Any]:
+        """Version, edition and schema state, for `ccmemory doctor`."""
+        comp = self._read("CALL dbms.components() YIELD name, versions, edition RETURN *")[0]
+        idx = self._read("SHOW INDEXES YIELD name, type, state RETURN name, type, state ORDER BY name")
+        cons = self._read("SHOW CONSTRAINTS YIELD name RETURN name ORDER BY name")
+        return {
+            "version": comp["versions"][0],
+            "edition": comp["edition"],
+            "indexes": {r["name"]: {"type": r["type"], "state": r["state"]} for r in idx},
+            "constraints": [r["name"] for r in cons],
+        }
+
+    @_wrap_errors
+    def dump(self, project: str) -> dict[str, Any]:
+        """The same shape and values as SQLiteIndex.dump (compared across backends in tests)."""
+        mems = self._read(
+            "MATCH (m:Memory {project: $p}) RETURN m.id AS id, m.path AS path, m.type AS type, "
+            "m.title AS title, m.body AS body, m.created AS created, m.author_fm AS author_fm, "
+            "m.author_git AS author_git, m.session AS session, m.branch AS branch, "
+            "m.confidence AS confidence, m.source AS source, m.status AS status, m.fields AS fields, "
+            "m.topics AS topics, m.files AS files, m.supersedes AS supersedes, "
+            "m.relations AS relations, m.hash AS hash, m.text_hash AS text_hash, "
+            "m.fields_text AS fields_text",
+            p=project,
+        )
+        mems.sort(key=lambda r: r["id"])
+        total = self._read("MATCH (m:Memory) RETURN count(m) AS n")[0]["n"]
+        rels = self._read(
+            f"MATCH (a:Memory {{project: $p}})-[r:{_REL_PATTERN}]->(b:Ident) "
+            "RETURN a.id AS src, type(r) AS type, b.id AS dst, r.reason AS reason",
+            p=project,
+        )
+        topics = self._read(
+            "MATCH (m:Memory {project: $p})-[:ABOUT]->(t:Topic) RETURN m.id AS id, t.name AS v", p=project
+        )
+        files = self._read(
+            "MATCH (m:Memory {project: $p})-[:TOUCHES]->(f:File) RETURN m.id AS id, f.path AS v", p=project
+        )
+        file_rows = self._read(
+            "MATCH (f:MemoryFile {project: $p}) RETURN f.path AS path, f.size AS size, f.hash AS hash, "
+            "f.mem_id AS mem_id, f.error AS error, f.error_line AS error_line",
+            p=project,
+        )
+        cols = (
+            "id path type title body created author_fm author_git session branch confidence source "
+            "status fields topics files supersedes relations hash text_hash"
+        ).split()
+        return {
+            "memories": [tuple(r[c] for c in cols) for r in mems],
+            "fts": [(r["id"], r["title"], r["body"], r["fields_text"]) for r in mems],
+            "fts_total": total,
+            "relations": sorted(tuple(r.values()) for r in rels),
+            "topics": sorted(tuple(r.values()) for r in topics),
+            "files": sorted(tuple(r.values()) for r in files),
+            "file_rows": sorted(tuple(r.values()) for r in file_rows),
+        }
+
+    # --- vectors --------------------------------------------------------------------------------
+    @_wrap_errors
+    def missing_vectors(self, project: str, embedder: str) -> list[tuple[str, str]]:
+        rows = self._read(
+            "MATCH (m:Memory {project: $p}) WHERE NOT EXISTS { "
+            "  MATCH (e:Embedding {embedder: $emb, text_hash: m.text_hash}) } "
+            f"RETURN m.text_hash AS text_hash, {_RETURN_MEMORY} ORDER BY m.id",
+            p=project,
+            emb=embedder,
+        )
+        seen: dict[str, str] = {}
+        for r in rows:
+            seen.setdefault(r["text_hash"], embed_text(_row(r)))
+        return sorted(seen.items())
+
+    def _ensure_vector_index(self, dim: int) -> None:
+        if self._vector_dim == dim:
+            return
+        rows = self._read(
+            "SHOW VECTOR INDEXES YIELD name, options WHERE name = $name RETURN options", name=VECTOR_INDEX
+        )
+        current = None
+        if rows:
+            cfg = (rows[0]["options"] or {}).get("indexConfig") or {}
+            current = cfg.get("vector.dimensions")
+            if cfg.get("vector.quantization.enabled"):
+                current = -1  # quantized scores are approximate: rebuild without quantization
+        if current is not None and int(current) != dim:
+            with self._session() as s:
+                s.run(f"DROP INDEX {VECTOR_INDEX} IF EXISTS").consume()
+            current = None
+        if current is None:
+            with self._session() as s:
+                # the dimension is an int we checked, not user text
+                s.run(
+                    f"CREATE VECTOR INDEX {VECTOR_INDEX} IF NOT EXISTS FOR (e:Embedding) ON e.embedding "
+                    f"OPTIONS {{indexConfig: {{`vector.dimensions`: {int(dim)}, "
+                    "`vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}}"
+                ).consume()
+                s.run("CALL db.awaitIndexes(300)").consume()
+        self._vector_dim = dim
+
+    @_wrap_errors
+    def store_vectors(self, embedder: str, dim: int, items: Sequence[tuple[str, Any]]) -> None:
+        if not items:
+            return
+        dim = int(dim)
+        if not 0 < dim <= 4096:
+            raise IndexError_(f"Neo4j index at {self.location}: bad vector dimension {dim}")
+        self._ensure_vector_index(dim)
+        rows = [{"h": h, "v": [float(x) for x in v]} for h, v in items]
+        with self._session() as s, s.begin_transaction() as tx:
+            for start in range(0, len(rows), 1000):
+                tx.run(
+                    "UNWIND $rows AS row MERGE (e:Embedding {embedder: $emb, text_hash: row.h}) "
+                    "SET e.dim = $dim, e.embedding = row.v",
+                    emb=embedder,
+                    dim=dim,
+                    rows=rows[start : start + 1000],
+                ).consume()
+            tx.commit()
+
+    @_wrap_errors
+    def vector_search(
+        self, embedder: str, vector: Any, f: Filters, limit: int = 50
+    ) -> list[tuple[str, float]]:
+        query = [float(x) for x in vector]
+        dims = self._read(
+            "MATCH (m:Memory {project: $p}) MATCH (e:Embedding {embedder: $emb, text_hash: m.text_hash}) "
+            "RETURN e.dim AS dim LIMIT 1",
+            p=f.project,
+            emb=embedder,
+        )
+        if not dims:
+            return []
+        if int(dims[0]["dim"]) != len(query):
+            raise IndexError_(
+                f"vector dimension mismatch: index has {dims[0]['dim']}, query has {len(query)}"
+            )
+        where, params = self._where(f)
+        # Approximate candidates from the vector index first; when filters leave fewer than
+        # `limit` of them, an exact scan over the project's memories gives the full answer.
+        k = max(limit * 5, 100)
+        rows = self._read(
+            "CALL db.index.vector.queryNodes($index, $k, $v) YIELD node AS e, score AS s "
+            "WHERE e.embedder = $emb "
+            "MATCH (m:Memory {project: $p, text_hash: e.text_hash}) "
+            f"WHERE {where} "
+            "WITH m, vector.similarity.cosine(e.embedding, $v) AS s "
+            "RETURN m.id AS id, s ORDER BY s DESC, id ASC LIMIT $limit",
+            index=VECTOR_INDEX,
+            k=k,
+            p=f.project,
+            emb=embedder,
+            v=query,
+            limit=limit,
+            **params,
+        )
+        if len(rows) < limit:
+            rows = self._read(
+                "MATCH (m:Memory {project: $p}) "
+                f"WHERE {where} "
+                "MATCH (e:Embedding {embedder: $emb, text_hash: m.text_hash}) "
+                "WITH m, vector.similarity.cosine(e.embedding, $v) AS s "
+                "RETURN m.id AS id, s ORDER BY s DESC, id ASC LIMIT $limit",
+                p=f.project,
+                emb=embedder,
+                v=query,
+                limit=limit,
+                **params,
+            )
+        return [(r["id"], round(2.0 * float(r["s"]) - 1.0, 6)) for r in rows]
