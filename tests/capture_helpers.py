@@ -59,23 +59,30 @@ def make_repo(tmp_path: Path, name: str = "repo") -> Path:
 
 def hook_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CCMEMORY_", "ANTHROPIC_"))}
-    env.update({
-        "CCMEMORY_PROVIDER": "test",
-        "CCMEMORY_WORKER_SETTLE": "0",
-        "CCMEMORY_WORKER_IDLE": "0.5",
-        "CCMEMORY_USER_ID": "dev@example.com",
-    })
+    env.update(
+        {
+            "CCMEMORY_PROVIDER": "test",
+            "CCMEMORY_WORKER_SETTLE": "0",
+            "CCMEMORY_WORKER_IDLE": "0.5",
+            "CCMEMORY_USER_ID": "dev@example.com",
+        }
+    )
     env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)
     env.update(extra)
     return env
 
 
-def run_hook(event: str, payload: Any, cwd: Path, env: dict[str, str] | None = None,
-             raw: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+def run_hook(
+    event: str, payload: Any, cwd: Path, env: dict[str, str] | None = None, raw: bytes | None = None
+) -> subprocess.CompletedProcess[bytes]:
     data = raw if raw is not None else json.dumps(payload).encode()
     return subprocess.run(
         [sys.executable, "-m", "ccmemory", "hook", event],
-        input=data, capture_output=True, cwd=cwd, env=env or hook_env(), timeout=60,
+        input=data,
+        capture_output=True,
+        cwd=cwd,
+        env=env or hook_env(),
+        timeout=60,
     )
 
 
@@ -116,8 +123,9 @@ def read_memory(path: Path) -> Any:
 
 def memory_files(repo: Path) -> list[Path]:
     base = repo / ".ccmemory"
-    return sorted(p for p in base.rglob("*.md") if "local" not in p.relative_to(base).parts
-                  and p.name != "README.md")
+    return sorted(
+        p for p in base.rglob("*.md") if "local" not in p.relative_to(base).parts and p.name != "README.md"
+    )
 
 
 def all_local_text(repo: Path) -> str:

@@ -15,6 +15,8 @@ import pytest
 
 from ccmemory.model import Memory, new_id
 
+pytest_plugins = ["tests.neo4j_server"]
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 

@@ -81,9 +81,7 @@ def _start() -> Neo4jServer:
         _unavailable(f"`scripts/neo4j-dev start` did not run: {exc}")
         raise AssertionError("unreachable") from exc
     if proc.returncode != 0:
-        _unavailable(
-            f"`scripts/neo4j-dev start` exited {proc.returncode}:\n{proc.stderr.strip()[-4000:]}"
-        )
+        _unavailable(f"`scripts/neo4j-dev start` exited {proc.returncode}:\n{proc.stderr.strip()[-4000:]}")
     info = json.loads(proc.stdout.strip().splitlines()[-1])
     return Neo4jServer(
         uri=info["uri"],
@@ -109,6 +107,4 @@ def neo4j_server() -> Iterator[Neo4jServer]:
         yield server
     finally:
         if server.started_here:
-            subprocess.run(
-                [sys.executable, str(NEO4J_DEV), "stop"], capture_output=True, timeout=300
-            )
+            subprocess.run([sys.executable, str(NEO4J_DEV), "stop"], capture_output=True, timeout=300)

@@ -42,8 +42,9 @@ def _human_prompt(rec: dict[str, Any]) -> str | None:
     return content
 
 
-def replay(source: Path, repo: Path, *, session: str = "replay-session",
-           env: dict[str, str] | None = None) -> ReplayResult:
+def replay(
+    source: Path, repo: Path, *, session: str = "replay-session", env: dict[str, str] | None = None
+) -> ReplayResult:
     env = env or hook_env()
     projects = repo.parent / "claude-projects" / repo.name.replace("/", "-")
     projects.mkdir(parents=True, exist_ok=True)
@@ -51,8 +52,12 @@ def replay(source: Path, repo: Path, *, session: str = "replay-session",
     transcript.write_bytes(b"")
     lines = source.read_bytes().splitlines(keepends=True)
     result = ReplayResult()
-    base = {"session_id": session, "transcript_path": str(transcript), "cwd": str(repo),
-            "permission_mode": "default"}
+    base = {
+        "session_id": session,
+        "transcript_path": str(transcript),
+        "cwd": str(repo),
+        "permission_mode": "default",
+    }
     tool_uses: dict[str, dict[str, Any]] = {}
 
     def fire(event: str, **fields: Any) -> None:
@@ -97,9 +102,13 @@ def replay(source: Path, repo: Path, *, session: str = "replay-session",
                 if use is None or block.get("is_error"):
                     continue  # PostToolUse fires only for calls that succeeded
                 response = rec.get("toolUseResult")
-                fire("PostToolUse", tool_name=use.get("name"), tool_input=use.get("input") or {},
-                     tool_response=response if response is not None else {},
-                     tool_use_id=use.get("id"))
+                fire(
+                    "PostToolUse",
+                    tool_name=use.get("name"),
+                    tool_input=use.get("input") or {},
+                    tool_response=response if response is not None else {},
+                    tool_use_id=use.get("id"),
+                )
     if in_turn:
         fire("Stop", stop_hook_active=False)
     fire("SessionEnd", reason="prompt_input_exit")

@@ -28,13 +28,19 @@ def projects_folder(tmp_path: Path) -> Path:
     for src in sorted(FIXTURES.glob("*/*.jsonl")):
         shutil.copy(src, folder / src.name)
     records = [dict(r) for r in SYNTHETIC]
-    records[4] = {**records[4], "message": {"role": "user", "content":
-                  f"No, we use pnpm instead of npm in this repo. {secret_text()}"}}
+    records[4] = {
+        **records[4],
+        "message": {
+            "role": "user",
+            "content": f"No, we use pnpm instead of npm in this repo. {secret_text()}",
+        },
+    }
     (folder / "synthetic.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
     sub = folder / "synthetic" / "subagents"
     sub.mkdir(parents=True)
-    shutil.copy(FIXTURES / "d-kimuson_claude-code-viewer" / "agent-test-hash-123.jsonl",
-                sub / "agent-1.jsonl")
+    shutil.copy(
+        FIXTURES / "d-kimuson_claude-code-viewer" / "agent-test-hash-123.jsonl", sub / "agent-1.jsonl"
+    )
     return folder
 
 
@@ -45,8 +51,9 @@ def run_import(repo: Path, path: Path, monkeypatch: pytest.MonkeyPatch, *args: s
     return json.loads(result.output)
 
 
-def test_import_projects_folder_twice_creates_no_duplicates(tmp_path: Path,
-                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_import_projects_folder_twice_creates_no_duplicates(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     repo = make_repo(tmp_path)
     folder = projects_folder(tmp_path)
     first = run_import(repo, folder, monkeypatch)

@@ -27,8 +27,14 @@ from tests.capture_helpers import (
 
 
 def ctx(repo: Path, key: str) -> Context:
-    return Context(root=repo, session="s", branch="main", author="dev@example.com", job_key=key,
-                   created=datetime(2026, 11, 21, 9, 0, tzinfo=UTC))
+    return Context(
+        root=repo,
+        session="s",
+        branch="main",
+        author="dev@example.com",
+        job_key=key,
+        created=datetime(2026, 11, 21, 9, 0, tzinfo=UTC),
+    )
 
 
 def planner(repo: Path, provider: TestProvider | None = None, **settings: object) -> Planner:
@@ -37,17 +43,27 @@ def planner(repo: Path, provider: TestProvider | None = None, **settings: object
 
 
 def new_memory(repo: Path, mtype: str, title: str, body: str = "") -> Path:
-    out = subprocess.run([sys.executable, "-m", "ccmemory", "new", mtype, title, "--body", body],
-                         cwd=repo, capture_output=True, text=True, env=hook_env(), check=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "ccmemory", "new", mtype, title, "--body", body],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env=hook_env(),
+        check=True,
+    )
     return repo / out.stdout.strip().splitlines()[-1]
 
 
 def test_plain_task_segment_skips_the_llm(tmp_path: Path) -> None:
     repo = make_repo(tmp_path)
     provider = TestProvider()
-    seg = build([{"k": "prompt", "text": "Add a function that multiplies two numbers"},
-                 {"k": "tool", "id": "1", "name": "Write", "file": "/w/m.py", "write": True},
-                 {"k": "assistant", "text": "Done: added multiply() and a test."}])
+    seg = build(
+        [
+            {"k": "prompt", "text": "Add a function that multiplies two numbers"},
+            {"k": "tool", "id": "1", "name": "Write", "file": "/w/m.py", "write": True},
+            {"k": "assistant", "text": "Done: added multiply() and a test."},
+        ]
+    )
     plan = planner(repo, provider).plan(seg, ctx(repo, "j1"))
     assert provider.calls == [] and plan.memories == [] and not plan.llm_called
     assert "no correction" in plan.notes[0]
@@ -56,26 +72,39 @@ def test_plain_task_segment_skips_the_llm(tmp_path: Path) -> None:
 def test_explicit_commands_need_no_llm(tmp_path: Path) -> None:
     repo = make_repo(tmp_path)
     provider = TestProvider()
-    seg = build([
-        {"k": "command", "name": "/ccmemory:exception", "args": "no tests for the spike because it is thrown away"},
-        {"k": "prompt", "text": "/correction tokens live in localStorage -> tokens live in httpOnly cookies"},
-        {"k": "prompt", "text": "/remember I prefer small commits with imperative messages"},
-        {"k": "prompt", "text": "/decision"},  # no arguments: nothing to record
-    ])
+    seg = build(
+        [
+            {
+                "k": "command",
+                "name": "/ccmemory:exception",
+                "args": "no tests for the spike because it is thrown away",
+            },
+            {
+                "k": "prompt",
+                "text": "/correction tokens live in localStorage -> tokens live in httpOnly cookies",
+            },
+            {"k": "prompt", "text": "/remember I prefer small commits with imperative messages"},
+            {"k": "prompt", "text": "/decision"},  # no arguments: nothing to record
+        ]
+    )
     plan = planner(repo, provider).plan(seg, ctx(repo, "j2"))
     assert provider.calls == []
     by_type = {m["type"]: m for m in plan.memories}
     assert set(by_type) == {"exception", "correction", "preference"}
-    assert by_type["exception"]["fields"] == {"rule_broken": "no tests for the spike",
-                                              "justification": "it is thrown away"}
+    assert by_type["exception"]["fields"] == {
+        "rule_broken": "no tests for the spike",
+        "justification": "it is thrown away",
+    }
     assert by_type["correction"]["fields"]["wrong_belief"] == "tokens live in localStorage"
     assert all(m["source"] == "explicit" for m in plan.memories)
 
 
 def test_llm_memories_are_validated_and_capped(tmp_path: Path) -> None:
     repo = make_repo(tmp_path)
-    items = [{"type": "fact", "title": f"Fact {i} about the build", "fields": {"category": "nope"}}
-             for i in range(9)]
+    items = [
+        {"type": "fact", "title": f"Fact {i} about the build", "fields": {"category": "nope"}}
+        for i in range(9)
+    ]
     bad = json.dumps({"memories": [*items, {"type": "fact", "title": ""}]})
     provider = TestProvider(script=[bad])
     seg = build([{"k": "prompt", "text": "FYI the build requires Node 20"}])
@@ -95,8 +124,9 @@ def test_duplicates_of_existing_memories_are_dropped(tmp_path: Path) -> None:
 
 def test_superseding_is_written_on_the_new_file_only(tmp_path: Path) -> None:
     repo = make_repo(tmp_path)
-    old = new_memory(repo, "preference", "Always use tabs for indentation in Go code",
-                     "The team prefers tabs.")
+    old = new_memory(
+        repo, "preference", "Always use tabs for indentation in Go code", "The team prefers tabs."
+    )
     before = old.read_bytes()
     old_id = read_memory(old).id
     provider = TestProvider()
@@ -114,11 +144,13 @@ def test_superseding_is_written_on_the_new_file_only(tmp_path: Path) -> None:
 def test_superseding_not_confirmed_by_llm_is_not_written(tmp_path: Path) -> None:
     repo = make_repo(tmp_path)
     new_memory(repo, "preference", "Always use tabs for indentation in Go code")
-    provider = TestProvider(script=[
-        '{"memories": [{"type": "preference", "title": "Always use spaces for indentation in '
-        'Python code", "fields": {"scope": "project"}}]}',
-        '{"supersedes": []}',
-    ])
+    provider = TestProvider(
+        script=[
+            '{"memories": [{"type": "preference", "title": "Always use spaces for indentation in '
+            'Python code", "fields": {"scope": "project"}}]}',
+            '{"supersedes": []}',
+        ]
+    )
     seg = build([{"k": "prompt", "text": "I prefer spaces in Python"}])
     plan = planner(repo, provider).plan(seg, ctx(repo, "j6"))
     assert plan.memories[0]["supersedes"] == []
@@ -128,17 +160,21 @@ def test_rules_only_provider(tmp_path: Path) -> None:
     repo = make_repo(tmp_path)
     (repo / "docs").mkdir()
     (repo / "docs" / "adr-7.md").write_text("# ADR 7\n")
-    seg = build([
-        {"k": "prompt", "text": "No, it's pytest, not unittest."},
-        {"k": "prompt", "text": "Follow docs/adr-7.md and https://12factor.net/config please"},
-        {"k": "prompt", "text": "make it faster"},
-    ])
+    seg = build(
+        [
+            {"k": "prompt", "text": "No, it's pytest, not unittest."},
+            {"k": "prompt", "text": "Follow docs/adr-7.md and https://12factor.net/config please"},
+            {"k": "prompt", "text": "make it faster"},
+        ]
+    )
     p = Planner(Store(Vault(repo)), Choice("rules", "r"), CaptureSettings(), None)
     plan = p.plan(seg, ctx(repo, "j7"))
     got = sorted((m["type"], m["title"]) for m in plan.memories)
-    assert got == [("correction", "Use pytest, not unittest"),
-                   ("reference", "Reference: docs/adr-7.md"),
-                   ("reference", "Reference: https://12factor.net/config")]
+    assert got == [
+        ("correction", "Use pytest, not unittest"),
+        ("reference", "Reference: docs/adr-7.md"),
+        ("reference", "Reference: https://12factor.net/config"),
+    ]
     corr = next(m for m in plan.memories if m["type"] == "correction")
     assert corr["fields"]["wrong_belief"] == "unittest" and corr["extra"]["extractor"] == "rules"
 
@@ -147,12 +183,13 @@ def test_secrets_reach_neither_prompt_nor_file(tmp_path: Path) -> None:
     repo = make_repo(tmp_path)
     provider = TestProvider()
     secret = secret_text()
-    seg = build([
-        {"k": "prompt", "text": f"No, read the key from the vault instead of .env: {secret}"},
-        {"k": "tool", "id": "t", "name": "Bash", "cmd": f"deploy {secret}", "exit": 1,
-         "error": secret},
-        {"k": "assistant", "text": secret},
-    ])
+    seg = build(
+        [
+            {"k": "prompt", "text": f"No, read the key from the vault instead of .env: {secret}"},
+            {"k": "tool", "id": "t", "name": "Bash", "cmd": f"deploy {secret}", "exit": 1, "error": secret},
+            {"k": "assistant", "text": secret},
+        ]
+    )
     p = planner(repo, provider)
     plan = p.plan(seg, ctx(repo, "j8"))
     assert provider.calls

@@ -34,9 +34,13 @@ def messages_response(text: str, *, input_tokens: int = 812, output_tokens: int 
         "content": [{"type": "text", "text": text}],
         "stop_reason": "end_turn",
         "stop_sequence": None,
-        "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens,
-                  "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
-                  "service_tier": "standard"},
+        "usage": {
+            "input_tokens": input_tokens,
+            "output_tokens": output_tokens,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+            "service_tier": "standard",
+        },
     }
 
 
@@ -53,17 +57,26 @@ class Recorder:
 def anthropic_with(replies: list[httpx.Response]) -> tuple[AnthropicProvider, Recorder]:
     rec = Recorder(replies)
     client = httpx.Client(transport=httpx.MockTransport(rec))
-    return AnthropicProvider(api_key="sk-ant-api03-test-key-not-real-000000000000",
-                             http_client=client, max_retries=0), rec
+    return AnthropicProvider(
+        api_key="sk-ant-api03-test-key-not-real-000000000000", http_client=client, max_retries=0
+    ), rec
 
 
 EXTRACTED = {
     "memories": [
-        {"type": "correction", "title": "Use pnpm, not npm, in this repository",
-         "body": "The user corrected the assistant: this repo uses pnpm workspaces.",
-         "topics": ["tooling"], "files": ["package.json"], "confidence": 0.95,
-         "fields": {"wrong_belief": "npm is the package manager",
-                    "right_belief": "pnpm is the package manager", "severity": "significant"}},
+        {
+            "type": "correction",
+            "title": "Use pnpm, not npm, in this repository",
+            "body": "The user corrected the assistant: this repo uses pnpm workspaces.",
+            "topics": ["tooling"],
+            "files": ["package.json"],
+            "confidence": 0.95,
+            "fields": {
+                "wrong_belief": "npm is the package manager",
+                "right_belief": "pnpm is the package manager",
+                "severity": "significant",
+            },
+        },
         {"type": "decision", "title": "x", "fields": {"severity": "bogus"}, "confidence": 7},
         {"type": "not-a-type", "title": "dropped"},
     ]
@@ -71,23 +84,42 @@ EXTRACTED = {
 
 
 def segment_with_secret() -> object:
-    return build([
-        {"k": "prompt", "text": f"No, use pnpm instead of npm. GITHUB_TOKEN={SECRETS['github']}"},
-        {"k": "tool", "id": "t1", "name": "Bash", "cmd": f"psql postgres://app:{SECRETS['db_password']}@db/x",
-         "exit": 2, "error": f"auth failed for {SECRETS['aws']}"},
-        {"k": "assistant", "text": f"I used key {SECRETS['anthropic']}"},
-    ])
+    return build(
+        [
+            {"k": "prompt", "text": f"No, use pnpm instead of npm. GITHUB_TOKEN={SECRETS['github']}"},
+            {
+                "k": "tool",
+                "id": "t1",
+                "name": "Bash",
+                "cmd": f"psql postgres://app:{SECRETS['db_password']}@db/x",
+                "exit": 2,
+                "error": f"auth failed for {SECRETS['aws']}",
+            },
+            {"k": "assistant", "text": f"I used key {SECRETS['anthropic']}"},
+        ]
+    )
 
 
 def ctx(repo: Path, key: str = "job-1") -> Context:
-    return Context(root=repo, session="sess-1", branch="main", author="dev@example.com",
-                   job_key=key, created=datetime(2026, 11, 20, 14, 3, 11, tzinfo=UTC))
+    return Context(
+        root=repo,
+        session="sess-1",
+        branch="main",
+        author="dev@example.com",
+        job_key=key,
+        created=datetime(2026, 11, 20, 14, 3, 11, tzinfo=UTC),
+    )
 
 
 def test_anthropic_provider_through_the_sdk(tmp_path: Path) -> None:
     repo = make_repo(tmp_path)
-    provider, rec = anthropic_with([httpx.Response(200, json=messages_response(
-        "Here you go:\n```json\n" + json.dumps(EXTRACTED) + "\n```"))])
+    provider, rec = anthropic_with(
+        [
+            httpx.Response(
+                200, json=messages_response("Here you go:\n```json\n" + json.dumps(EXTRACTED) + "\n```")
+            )
+        ]
+    )
     store = Store(Vault(repo))
     planner = Planner(store, Choice("anthropic", "test", provider), CaptureSettings(), None)
     plan = planner.plan(segment_with_secret(), ctx(repo))  # type: ignore[arg-type]
@@ -113,22 +145,32 @@ def test_anthropic_provider_through_the_sdk(tmp_path: Path) -> None:
 
 def test_anthropic_malformed_reply_is_handled_cleanly(tmp_path: Path) -> None:
     repo = make_repo(tmp_path)
-    provider, _ = anthropic_with([httpx.Response(200, json=messages_response(
-        '{"memories": [{"type": "correction", "title": "unterminated'))])
-    planner = Planner(Store(Vault(repo)), Choice("anthropic", "t", provider), CaptureSettings(),
-                      None)
+    provider, _ = anthropic_with(
+        [
+            httpx.Response(
+                200, json=messages_response('{"memories": [{"type": "correction", "title": "unterminated')
+            )
+        ]
+    )
+    planner = Planner(Store(Vault(repo)), Choice("anthropic", "t", provider), CaptureSettings(), None)
     plan = planner.plan(segment_with_secret(), ctx(repo))  # type: ignore[arg-type]
     assert plan.memories == [] and plan.llm_called
     assert any("unusable" in n for n in plan.notes)
 
 
 def test_anthropic_http_errors_raise_provider_error() -> None:
-    provider, _ = anthropic_with([httpx.Response(529, json={
-        "type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})])
+    provider, _ = anthropic_with(
+        [
+            httpx.Response(
+                529, json={"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+            )
+        ]
+    )
     with pytest.raises(ProviderError, match=r"(?i)overloaded"):
         provider.complete("s", "p", model="claude-haiku-5-5", max_tokens=10)
-    provider, _ = anthropic_with([httpx.Response(200, content=b"<html>not json</html>",
-                                                 headers={"content-type": "text/html"})])
+    provider, _ = anthropic_with(
+        [httpx.Response(200, content=b"<html>not json</html>", headers={"content-type": "text/html"})]
+    )
     with pytest.raises(ProviderError):
         provider.complete("s", "p", model="claude-haiku-5-5", max_tokens=10)
 
@@ -161,8 +203,7 @@ def fake_claude(tmp_path: Path, mode: str = "ok", result: str = "") -> tuple[Pat
     bindir.mkdir(exist_ok=True)
     log = tmp_path / "claude-calls.jsonl"
     exe = bindir / "claude"
-    exe.write_text(FAKE_CLAUDE.format(python=sys.executable, log=str(log), mode=mode,
-                                      result=result))
+    exe.write_text(FAKE_CLAUDE.format(python=sys.executable, log=str(log), mode=mode, result=result))
     exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
     return bindir, log
 
@@ -210,7 +251,8 @@ def test_automatic_choice_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 def test_describe_for_doctor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     repo = make_repo(tmp_path)
     (repo / ".ccmemory" / "config.yaml").write_text(
-        "capture:\n  provider: rules\n  max_llm_calls_per_session: 7\n")
+        "capture:\n  provider: rules\n  max_llm_calls_per_session: 7\n"
+    )
     info = describe(repo)
     assert info["provider"] == "rules" and info["max_llm_calls_per_session"] == 7
     assert "reason" in info

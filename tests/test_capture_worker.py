@@ -30,22 +30,26 @@ def spool_session(repo: Path, session: str = "s1") -> LocalPaths:
     paths = LocalPaths(repo)
     for text in PROMPTS:
         end = spool.append(paths.spool(session), {"k": "prompt", "text": text})
-    jobs.enqueue(paths, session=session, spool_to=end, trigger="Stop", transcript_path=None,
-                 cwd=str(repo))
+    jobs.enqueue(paths, session=session, spool_to=end, trigger="Stop", transcript_path=None, cwd=str(repo))
     return paths
 
 
 def start_worker(repo: Path, **env: str) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-m", "ccmemory.capture.worker", str(repo)],
-                            env=hook_env(**env), cwd=repo, start_new_session=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "ccmemory.capture.worker", str(repo)],
+        env=hook_env(**env),
+        cwd=repo,
+        start_new_session=True,
+    )
 
 
 def test_job_names_dedupe_segments(tmp_path: Path) -> None:
     repo = make_repo(tmp_path)
     paths = LocalPaths(repo)
     first = jobs.enqueue(paths, session="s", spool_to=10, trigger="Stop", transcript_path=None, cwd=None)
-    again = jobs.enqueue(paths, session="s", spool_to=10, trigger="UserPromptSubmit",
-                         transcript_path=None, cwd=None)
+    again = jobs.enqueue(
+        paths, session="s", spool_to=10, trigger="UserPromptSubmit", transcript_path=None, cwd=None
+    )
     assert first is not None and again is None
 
 
@@ -64,8 +68,12 @@ def test_kill_9_mid_job_then_rerun_writes_no_duplicates(tmp_path: Path) -> None:
     assert len(pending) == 1
     job = json.loads(pending[0].read_text())
     assert job["attempts"] == 1 and len(job["plan"]["memories"]) == 3  # the plan survived
-    rerun = subprocess.run([sys.executable, "-m", "ccmemory.capture.worker", str(repo), "--once"],
-                           env=hook_env(), cwd=repo, timeout=120)
+    rerun = subprocess.run(
+        [sys.executable, "-m", "ccmemory.capture.worker", str(repo), "--once"],
+        env=hook_env(),
+        cwd=repo,
+        timeout=120,
+    )
     assert rerun.returncode == 0
     files = memory_files(repo)
     ids = [read_memory(f).id for f in files]
@@ -73,8 +81,12 @@ def test_kill_9_mid_job_then_rerun_writes_no_duplicates(tmp_path: Path) -> None:
     assert sorted(ids) == sorted(m["id"] for m in job["plan"]["memories"])
     assert jobs.pending(paths) == [] and len(list(paths.done.glob("*.json"))) == 1
     # running again changes nothing
-    subprocess.run([sys.executable, "-m", "ccmemory.capture.worker", str(repo), "--once"],
-                   env=hook_env(), cwd=repo, timeout=120)
+    subprocess.run(
+        [sys.executable, "-m", "ccmemory.capture.worker", str(repo), "--once"],
+        env=hook_env(),
+        cwd=repo,
+        timeout=120,
+    )
     assert memory_files(repo) == files
 
 
@@ -147,19 +159,28 @@ def test_hooks_spawn_at_most_one_worker(tmp_path: Path) -> None:
     env = hook_env(CCMEMORY_WORKER_IDLE="2")
     base = {"session_id": "s9", "transcript_path": "", "cwd": str(repo)}
     for i in range(6):
-        run_hook("UserPromptSubmit", {**base, "hook_event_name": "UserPromptSubmit",
-                                      "prompt": f"No, use tool{i} instead of tool{i + 100}"}, repo, env)
-    out = subprocess.run(["pgrep", "-f", f"ccmemory.capture.worker {repo}"], capture_output=True,
-                         text=True)
+        run_hook(
+            "UserPromptSubmit",
+            {
+                **base,
+                "hook_event_name": "UserPromptSubmit",
+                "prompt": f"No, use tool{i} instead of tool{i + 100}",
+            },
+            repo,
+            env,
+        )
+    out = subprocess.run(["pgrep", "-f", f"ccmemory.capture.worker {repo}"], capture_output=True, text=True)
     assert len(out.stdout.split()) <= 1
     wait_for_worker(repo)
     deadline = time.time() + 10
-    while time.time() < deadline and subprocess.run(
-        ["pgrep", "-f", f"ccmemory.capture.worker {repo}"], capture_output=True
-    ).stdout:
+    while (
+        time.time() < deadline
+        and subprocess.run(["pgrep", "-f", f"ccmemory.capture.worker {repo}"], capture_output=True).stdout
+    ):
         time.sleep(0.1)
-    assert subprocess.run(["pgrep", "-f", f"ccmemory.capture.worker {repo}"],
-                          capture_output=True).stdout == b"", "the worker did not exit when idle"
+    assert (
+        subprocess.run(["pgrep", "-f", f"ccmemory.capture.worker {repo}"], capture_output=True).stdout == b""
+    ), "the worker did not exit when idle"
     assert len(memory_files(repo)) == 5  # the sixth prompt's segment is still open (no Stop yet)
 
 

@@ -146,9 +146,11 @@ def test_rebase_and_amend_run_the_post_rewrite_reindex(tmp_path: Path) -> None:
     assert wait_for(lambda: log.exists() and "reindex:" in log.read_text(), timeout=30)
     git(root, "rebase", "-q", "main")
     assert wait_for(
-        lambda: {mid, main_mid} <= set(search(root, "quokka"))
-        and search(root, "quokka")[main_mid]["status"] == "curated"
-        and search(root, "quokka")[mid]["status"] == "developmental",
+        lambda: (
+            {mid, main_mid} <= set(search(root, "quokka"))
+            and search(root, "quokka")[main_mid]["status"] == "curated"
+            and search(root, "quokka")[mid]["status"] == "developmental"
+        ),
         timeout=30,
     )
     runs = log.read_text().count("reindex:")

@@ -18,9 +18,7 @@ def test_server_answers_with_auth_and_version(neo4j_server: Neo4jServer) -> None
     with GraphDatabase.driver(neo4j_server.uri, auth=neo4j_server.auth) as driver:
         records, _, _ = driver.execute_query("RETURN 1 AS one")
         assert records[0]["one"] == 1
-        records, _, _ = driver.execute_query(
-            "CALL dbms.components() YIELD name, versions, edition RETURN *"
-        )
+        records, _, _ = driver.execute_query("CALL dbms.components() YIELD name, versions, edition RETURN *")
         kernel = records[0]
         assert kernel["versions"][0].startswith("5.26"), kernel["versions"]
         if not os.environ.get("CCMEMORY_TEST_NEO4J_URI"):  # ours, not a user-given server

@@ -40,8 +40,9 @@ def test_manifest_marketplace_and_components() -> None:
 def test_wrapper_without_ccmemory_prints_hint_and_exits_zero(tmp_path: Path) -> None:
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
     for event in sorted(EVENTS):
-        proc = subprocess.run([str(WRAPPER), event], input=b'{"session_id": "x"}',
-                              capture_output=True, env=env, timeout=10)
+        proc = subprocess.run(
+            [str(WRAPPER), event], input=b'{"session_id": "x"}', capture_output=True, env=env, timeout=10
+        )
         assert proc.returncode == 0
         if event == "SessionStart":
             assert b"not installed" in proc.stdout and proc.stdout.count(b"\n") == 1
@@ -54,11 +55,23 @@ def test_wrapper_runs_the_installed_hook(tmp_path: Path) -> None:
     bindir = Path(sys.executable).parent
     assert (bindir / "ccmemory").exists(), "run `pip install -e .` first"
     env = {"PATH": f"{bindir}:/usr/bin:/bin", "HOME": str(tmp_path)}
-    payload = {"session_id": "w1", "cwd": str(repo), "hook_event_name": "PostToolUse",
-               "tool_name": "Read", "tool_input": {"file_path": str(repo / "x.py")},
-               "tool_response": {}, "tool_use_id": "toolu_w"}
-    proc = subprocess.run([str(WRAPPER), "PostToolUse"], input=json.dumps(payload).encode(),
-                          capture_output=True, env=env, cwd=repo, timeout=30)
+    payload = {
+        "session_id": "w1",
+        "cwd": str(repo),
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Read",
+        "tool_input": {"file_path": str(repo / "x.py")},
+        "tool_response": {},
+        "tool_use_id": "toolu_w",
+    }
+    proc = subprocess.run(
+        [str(WRAPPER), "PostToolUse"],
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        env=env,
+        cwd=repo,
+        timeout=30,
+    )
     assert proc.returncode == 0 and proc.stdout == b""
     line = json.loads((repo / ".ccmemory/local/spool/w1.jsonl").read_text())
     assert line["id"] == "toolu_w" and line["file"].endswith("x.py")

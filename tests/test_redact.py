@@ -14,9 +14,17 @@ CASES = [
     ("AWS access key AKIAZ7Q4XJ2M5N8P3R6T here", "AKIAZ7Q4XJ2M5N8P3R6T", "aws_access_key"),
     ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYzq8Xk2Lm9N", "wJalrXUtnFEMI", "aws_secret_key"),
     ("token ghp_R7d9Kq2mXv8LpT4nWz6Yb3Hc5Jf1Gs0Ae9Uu", "ghp_R7d9", "github_token"),
-    ("pat github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123", "github_pat_11", "github_token"),
+    (
+        "pat github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123",
+        "github_pat_11",
+        "github_token",
+    ),
     ("xoxb-204817362514-4093827165403-Zq8Xk2Lm9NwR7d9Kq2mXv8Lp", "xoxb-2048", "slack_token"),
-    ("hook https://hooks.slack.com/services/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", "Zq8Xk2Lm9NwR", "slack_webhook"),
+    (
+        "hook https://hooks.slack.com/services/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",
+        "Zq8Xk2Lm9NwR",
+        "slack_webhook",
+    ),
     ("OPENAI sk-proj-Qm3Zt8Vx2Lp9Rk4Ws7Yn1Bc6Df0Gh5Jk", "sk-proj-Qm3", "openai_key"),
     ("legacy sk-Qm3Zt8Vx2Lp9Rk4Ws7Yn1Bc6Df0Gh5JkT3BlbkFJ", "sk-Qm3Zt8", "openai_key"),
     (f"key {SECRETS['anthropic']}", "sk-ant-api03", "anthropic_key"),
@@ -29,7 +37,11 @@ CASES = [
     ('{"client_secret": "c2VjcmV0LXZhbHVlLTEyMzQ1"}', "c2VjcmV0LXZhbHVl", "secret_assignment"),
     ("stripeKey: sk_live_51HqZ8Xk2Lm9NwR7d9Kq2mXv8Lp", "sk_live_51", "stripe_key"),
     ("Authorization: Bearer Zq8Xk2Lm9NwR7d9Kq2mXv8LpT4nW", "Zq8Xk2Lm9NwR7d9", "bearer_token"),
-    ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----", "b3BlbnNzaC1r", "private_key"),
+    (
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----",
+        "b3BlbnNzaC1r",
+        "private_key",
+    ),
 ]
 
 
@@ -66,7 +78,11 @@ def test_all_secrets_in_one_text_and_nested_objects() -> None:
 
 
 def test_import_is_light() -> None:
-    out = subprocess.run([sys.executable, "-X", "importtime", "-c", "import ccmemory.redact"],
-                         capture_output=True, text=True, check=True).stderr
+    out = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "import ccmemory.redact"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stderr
     names = {line.split("|")[-1].strip() for line in out.splitlines()}
     assert "dataclasses" not in names and "typing" not in names

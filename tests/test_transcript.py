@@ -24,8 +24,11 @@ def test_split_assistant_messages_are_grouped_by_message_id() -> None:
     conv, _ = read_events(path)
     records = read_records(path).records
     ids = {r["message"]["id"] for r in records if r.get("type") == "assistant"}
-    texts = [r for r in records if r.get("type") == "assistant"
-             and any(b.get("type") == "text" for b in r["message"]["content"])]
+    texts = [
+        r
+        for r in records
+        if r.get("type") == "assistant" and any(b.get("type") == "text" for b in r["message"]["content"])
+    ]
     text_ids = {r["message"]["id"] for r in texts}
     assert len(records) > len(ids)  # the file really splits messages
     assert kinds(conv.events).count("assistant") == len(text_ids)
@@ -49,8 +52,9 @@ def test_errors_from_tool_results() -> None:
 def test_slash_command_wrappers_and_is_meta() -> None:
     conv, _ = read_events(KIMUSON / "fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl")
     cmds = [e for e in conv.events if e["k"] == "command"]
-    assert cmds == [{"k": "command", "name": "/orchestrator", "args": "create TODO app by Next.js",
-                     "ts": cmds[0]["ts"]}]
+    assert cmds == [
+        {"k": "command", "name": "/orchestrator", "args": "create TODO app by Next.js", "ts": cmds[0]["ts"]}
+    ]
     prompts = [e["text"] for e in conv.events if e["k"] == "prompt"]
     assert prompts == ["Thanks! Please update CLAUDE.md for current changes"]  # isMeta dropped
 
@@ -127,8 +131,17 @@ def test_every_fixture_parses_completely() -> None:
 def test_segment_is_bounded() -> None:
     events = [{"k": "prompt", "text": f"prompt {i} " + "x" * 5000} for i in range(50)]
     events += [{"k": "tool", "id": f"t{i}", "name": "Read", "file": f"/f{i}.py"} for i in range(200)]
-    events += [{"k": "tool", "id": f"b{i}", "name": "Bash", "cmd": f"cmd {i}", "exit": 1,
-                "error": f"boom {i} " * 200} for i in range(100)]
+    events += [
+        {
+            "k": "tool",
+            "id": f"b{i}",
+            "name": "Bash",
+            "cmd": f"cmd {i}",
+            "exit": 1,
+            "error": f"boom {i} " * 200,
+        }
+        for i in range(100)
+    ]
     seg = build(events)
     assert len(seg.prompts) == 8 and seg.prompts[-1].startswith("prompt 49")
     assert all(len(p) <= 2000 for p in seg.prompts)

@@ -10,6 +10,9 @@ backends must follow exactly (the conformance suite checks them):
 - A memory is *superseded* when another memory visible to the viewer has a SUPERSEDES edge to it.
 - Visibility (team rule): with `Filters.viewer` set, a memory is visible when it is curated or its
   effective author (frontmatter author, else the git author who added it) equals the viewer.
+- Topic/file neighbours (`related_by_topic_or_file`) ignore a topic or file shared by more than
+  MAX_SHARED memories of the project: it connects nothing in particular and would make one-hop
+  expansion cost grow with the vault.
 - Ordering: `query` sorts by created descending, then id descending; text and vector searches
   sort by score descending, then id ascending.
 """
@@ -22,6 +25,8 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from ccmemory.model import Memory, Relation, format_timestamp
+
+MAX_SHARED = 50
 
 
 class IndexError_(Exception):

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ccmemory.index.base import (
+    MAX_SHARED,
     Edge,
     FileProblem,
     FileRecord,
@@ -572,14 +573,34 @@ class SQLiteIndex:
         marks = ",".join("?" * len(ids))
         counts: dict[tuple[str, str], int] = {}
         for table, col in (("mem_topics", "topic"), ("mem_files", "file")):
+            values = [
+                r[0]
+                for r in self.db.execute(
+                    f"SELECT DISTINCT {col} FROM {table} WHERE project = ? AND mem_id IN ({marks})",
+                    [f.project, *ids],
+                )
+            ]
+            # a topic or file shared by very many memories connects nothing in particular
+            kept = [
+                v
+                for v in values
+                if self.db.execute(
+                    f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE project = ? AND {col} = ? LIMIT ?)",
+                    (f.project, v, MAX_SHARED + 1),
+                ).fetchone()[0]
+                <= MAX_SHARED
+            ]
+            if not kept:
+                continue
             rows = self.db.execute(
                 f"SELECT o.mem_id, s.mem_id, count(*) FROM {table} s"
                 f" CROSS JOIN {table} o INDEXED BY {table}_{col}"
                 f" ON o.project = s.project AND o.{col} = s.{col} AND o.mem_id != s.mem_id"
                 " JOIN memories m ON m.project = o.project AND m.id = o.mem_id"
                 f" WHERE s.project = ? AND s.mem_id IN ({marks}) AND o.mem_id NOT IN ({marks})"
+                f" AND s.{col} IN ({','.join('?' * len(kept))})"
                 f" AND {where} GROUP BY o.mem_id, s.mem_id",
-                [f.project, *ids, *ids, *params],
+                [f.project, *ids, *ids, *kept, *params],
             ).fetchall()
             for other, via, n in rows:
                 counts[(other, via)] = counts.get((other, via), 0) + int(n)
