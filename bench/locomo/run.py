@@ -257,7 +257,6 @@ def neighbour_mean(sims: np.ndarray, conv: Conversation) -> np.ndarray:
     sess = np.array([t.session for t in conv.turns])
     prev = np.zeros_like(sims)
     nxt = np.zeros_like(sims)
-    count = np.zeros(len(conv.turns))
     same_prev = np.r_[False, sess[1:] == sess[:-1]]
     same_next = np.r_[sess[:-1] == sess[1:], False]
     prev[:, 1:] = sims[:, :-1]
@@ -293,27 +292,24 @@ def smooth(scores: dict[int, float], conv: Conversation, alpha: float) -> dict[i
     return out
 
 
+def recipe(cfg: HybridConfig) -> fusion.FusionRecipe:
+    return fusion.FusionRecipe(
+        method="rrf" if cfg.method == "rrf" else "score",
+        rrf_k=cfg.k,
+        text_weight=cfg.w_text,
+        vector_weight=cfg.w_sem,
+        normalisation=cfg.norm,  # type: ignore[arg-type]
+        candidates=cfg.candidates,
+    )
+
+
 def hybrid_rank(
     text: dict[int, float], sem_row: np.ndarray, conv: Conversation, cfg: HybridConfig
 ) -> list[int]:
-    n = cfg.candidates
-    top = np.argsort(-sem_row)[:n]
+    """Fuse through ccmemory.fusion.FusionRecipe, exactly as the product does."""
+    top = np.argsort(-sem_row)[: cfg.candidates]
     sem = {int(i): float(sem_row[i]) for i in top}
-    txt = dict(sorted(text.items(), key=lambda kv: -kv[1])[:n])
-    if cfg.method == "rrf":
-        fused = dict(
-            fusion.rrf(
-                [fusion.ranking(txt), fusion.ranking(sem)], k=cfg.k, weights=(cfg.w_text, cfg.w_sem)
-            )
-        )
-    else:
-        fused = dict(
-            fusion.score_fusion(
-                [txt, sem],
-                weights=(cfg.w_text, cfg.w_sem),
-                method=cfg.norm,  # type: ignore[arg-type]
-            )
-        )
+    fused = dict(recipe(cfg).fuse(text, sem))
     fused = smooth(fused, conv, cfg.neighbour)
     return fusion.ranking(fused)[:10]
 
@@ -427,7 +423,12 @@ BASELINE = (
     SemConfig(doc="text"),
     HybridConfig(method="rrf", k=60, candidates=100),
 )
-BEST = (TextConfig(), SemConfig(), HybridConfig())
+#: The recipe picked on conversations 0-4 (see RESULTS.md); the product's fusion.DEFAULT.
+BEST = (
+    TextConfig(),
+    SemConfig(doc="speaker"),
+    HybridConfig(method="score", norm="minmax", w_text=1.0, w_sem=0.5, candidates=100),
+)
 
 
 def main() -> None:
@@ -451,7 +452,10 @@ def main() -> None:
         sweep(convs, cache, BEST)
         return
     tcfg, scfg, hcfg = BASELINE if args.baseline else BEST
-    print(f"text: {tcfg}\nsemantic: {scfg}\nhybrid: {hcfg}\n")
+    print(f"text: {tcfg}\nsemantic: {scfg}\nhybrid: {recipe(hcfg)}")
+    if not args.baseline:
+        print(f"same as ccmemory.fusion.DEFAULT: {recipe(hcfg) == fusion.DEFAULT}")
+    print()
     scored = score_all(convs, tcfg, scfg, cache)
     print(table(convs, scored, hcfg))
 
