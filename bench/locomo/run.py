@@ -431,12 +431,49 @@ BEST = (
 )
 
 
+def ablation_configs() -> list[tuple[str, tuple[TextConfig, SemConfig, HybridConfig]]]:
+    t0, s0, h0 = BASELINE
+    t1 = replace(t0, stopwords=True)
+    t2 = replace(t1, speaker=True, caption=True)
+    s2 = replace(s0, doc="speaker")
+    t3 = replace(t2, context=2, w_context=0.5)
+    h4 = replace(h0, k=5, w_sem=0.5)
+    tb, sb, hb = BEST
+    return [
+        ("naive: bm25 porter, OR of all words; cosine on turn text; RRF k=60", (t0, s0, h0)),
+        ("+ stopwords dropped from the bm25 query", (t1, s0, h0)),
+        ("+ speaker (and image caption) indexed; vectors of 'Speaker: text'", (t2, s2, h0)),
+        ("+ 2 neighbouring turns as a bm25 context column (weight 0.5)", (t3, s2, h0)),
+        ("+ weighted RRF: k=5, vector weight 0.5", (t3, s2, h4)),
+        ("= instead: min-max score fusion, vector weight 0.5 (BEST)", BEST),
+        ("BEST but RRF k=60 equal weights", (tb, sb, replace(hb, method="rrf", k=60, w_sem=1.0))),
+        ("BEST but z-score normalisation", (tb, sb, replace(hb, norm="zscore"))),
+        ("BEST but vector weight 1.0", (tb, sb, replace(hb, w_sem=1.0))),
+        ("BEST without image captions", (replace(tb, caption=False), sb, hb)),
+        ("BEST with 3 context turns", (replace(tb, context=3), sb, hb)),
+        ("BEST + cosine smoothed with neighbours (0.3)", (tb, replace(sb, neighbour=0.3), hb)),
+        ("BEST + fused score spread to neighbours (0.1)", (tb, sb, replace(hb, neighbour=0.1))),
+    ]
+
+
+def ablation(convs: list[Conversation], cache: VectorCache) -> None:
+    """Hybrid hit@1/5/10 of each step, on every split (the table in RESULTS.md)."""
+    splits = (TUNE, HOLD, range(10))
+    print("| configuration | 0-4 hit@1/5/10 | 5-9 hit@1/5/10 | all hit@1/5/10 |")
+    print("|---|---|---|---|")
+    for label, (t, s, h) in ablation_configs():
+        scored = score_all(convs, t, s, cache)
+        cells = [evaluate(convs, scored, h, rng)["hybrid"] for rng in splits]
+        print(f"| {label} | " + " | ".join(" / ".join(f"{x:.3f}" for x in c) for c in cells) + " |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     ap.add_argument("--sweep", action="store_true", help="tune on conversations 0-4")
     ap.add_argument("--baseline", action="store_true", help="the naive configuration")
+    ap.add_argument("--ablation", action="store_true", help="hybrid, step by step")
     args = ap.parse_args()
 
     convs, stats = load(args.data)
@@ -450,6 +487,9 @@ def main() -> None:
     cache = VectorCache(args.cache, LocalMiniLM())
     if args.sweep:
         sweep(convs, cache, BEST)
+        return
+    if args.ablation:
+        ablation(convs, cache)
         return
     tcfg, scfg, hcfg = BASELINE if args.baseline else BEST
     print(f"text: {tcfg}\nsemantic: {scfg}\nhybrid: {recipe(hcfg)}")
