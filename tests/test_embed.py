@@ -1,0 +1,306 @@
+"""Embedders: the real local model, Voyage through the real client over a fake HTTP transport."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from ccmemory import embed as E
+
+# --------------------------------------------------------------------------- local model
+
+
+@pytest.fixture(scope="module")
+def minilm() -> E.LocalMiniLM:
+    model = E.LocalMiniLM()
+    model.load()
+    return model
+
+
+def test_import_is_light() -> None:
+    code = (
+        "import sys, ccmemory.embed as e; "
+        "heavy = [m for m in ('numpy', 'onnxruntime', 'tokenizers', 'voyageai') "
+        "if m in sys.modules]; print(heavy)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_vocab_ships_inside_the_package() -> None:
+    vocab = E.default_vocab_path()
+    assert vocab.is_file()
+    lines = vocab.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 30522
+    assert lines[0] == "[PAD]" and lines[100] == "[UNK]" and lines[101] == "[CLS]"
+
+
+def test_shape_and_norms(minilm: E.LocalMiniLM) -> None:
+    v = minilm.embed(["a short memory", "another, longer memory about the build cache", "x"])
+    assert v.shape == (3, 384)
+    assert v.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
+    assert minilm.embed([]).shape == (0, 384)
+
+
+def test_semantic_neighbour(minilm: E.LocalMiniLM) -> None:
+    q, near, far = minilm.embed(
+        [
+            "where do login tokens live",
+            "auth tokens are stored in httpOnly cookies",
+            "the release notes are generated from the changelog every Friday",
+        ]
+    )
+    assert float(q @ near) > float(q @ far) + 0.2
+
+
+def test_batch_equals_single(minilm: E.LocalMiniLM) -> None:
+    texts = [
+        "We use Postgres 16 in production.",
+        "Never run migrations on Friday afternoons; the on-call rotation is thin.",
+        "pytest -x -q runs the fast suite",
+        "The flaky test in test_sync was caused by a race between the watcher and reindex, "
+        "fixed by taking the index lock before reading the file list.",
+    ]
+    batch = minilm.embed(texts)
+    for i, text in enumerate(texts):
+        single = minilm.embed([text])[0]
+        # int8 dynamic quantisation scales activations per batch, so not bit-identical
+        assert float(single @ batch[i]) > 0.995
+
+
+def test_deterministic(minilm: E.LocalMiniLM) -> None:
+    texts = ["decide once, record it", "the cache lives in .ccmemory/local"]
+    np.testing.assert_array_equal(minilm.embed(texts), minilm.embed(texts))
+
+
+def test_truncates_long_text(minilm: E.LocalMiniLM) -> None:
+    long = "token " * 2000
+    v = minilm.embed([long, "short"])
+    assert v.shape == (2, 384) and np.isfinite(v).all()
+
+
+def test_missing_model_file(tmp_path: Path) -> None:
+    model = E.LocalMiniLM(model_path=tmp_path / "nope.onnx")
+    with pytest.raises(E.EmbedderUnavailable, match="model file missing"):
+        model.embed(["x"])
+
+
+def test_corrupt_model_file(tmp_path: Path) -> None:
+    bad = tmp_path / "model.onnx"
+    bad.write_bytes(E.default_model_path().read_bytes()[:50_000])
+    with pytest.raises(E.EmbedderUnavailable, match="corrupt"):
+        E.LocalMiniLM(model_path=bad).load()
+
+
+def test_missing_vocab(tmp_path: Path) -> None:
+    model = E.LocalMiniLM(vocab_path=tmp_path / "vocab.txt")
+    with pytest.raises(E.EmbedderUnavailable, match="vocabulary missing"):
+        model.load()
+
+
+def test_wrong_vocab(tmp_path: Path) -> None:
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\nhello\n", encoding="utf-8")
+    with pytest.raises(E.EmbedderUnavailable, match="not the MiniLM vocabulary"):
+        E.LocalMiniLM(vocab_path=vocab).load()
+
+
+def test_get_embedder_local_and_env_model_path(tmp_path: Path) -> None:
+    emb = E.get_embedder({})
+    assert isinstance(emb, E.LocalMiniLM) and emb.name == "minilm-l6-int8" and emb.dim == 384
+    with pytest.raises(E.EmbedderUnavailable, match="missing"):
+        E.get_embedder({E.ENV_MODEL_PATH: str(tmp_path / "gone.onnx")}, check=True)
+
+
+def test_get_embedder_choice() -> None:
+    emb = E.get_embedder({E.ENV_VOYAGE_KEY: "pa-test"})
+    assert isinstance(emb, E.VoyageEmbedder) and emb.name == "voyage-3" and emb.dim == 1024
+    local = E.get_embedder({E.ENV_VOYAGE_KEY: "pa-test", E.ENV_EMBEDDER: "local"})
+    assert isinstance(local, E.LocalMiniLM)
+    with pytest.raises(E.EmbedderUnavailable, match="VOYAGE_API_KEY is not set"):
+        E.get_embedder({E.ENV_EMBEDDER: "voyage"})
+    with pytest.raises(E.EmbedderUnavailable, match="unknown embedder"):
+        E.get_embedder({E.ENV_EMBEDDER: "openai"})
+
+
+def test_get_embedder_without_voyage_package(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(E, "voyage_installed", lambda: False)
+    assert isinstance(E.get_embedder({E.ENV_VOYAGE_KEY: "pa-test"}), E.LocalMiniLM)
+    with pytest.raises(E.EmbedderUnavailable, match="not installed"):
+        E.get_embedder({E.ENV_VOYAGE_KEY: "pa-test", E.ENV_EMBEDDER: "voyage"})
+
+
+def test_vector_bytes_roundtrip_and_top_k(minilm: E.LocalMiniLM) -> None:
+    docs = minilm.embed(["cookies hold the session", "CI runs on GitHub Actions", "lunch"])
+    blobs = [E.vector_to_bytes(v) for v in docs]
+    matrix = E.vectors_from_bytes(blobs, 384)
+    np.testing.assert_array_equal(matrix, docs)
+    q = minilm.embed(["which CI system do we use?"], "query")[0]
+    hits = E.top_k(q, matrix, 2)
+    assert [i for i, _ in hits] == [1, 0] or hits[0][0] == 1
+    assert hits[0][1] >= hits[1][1]
+    with pytest.raises(E.EmbedderUnavailable, match="dimension mismatch"):
+        E.vectors_from_bytes(blobs, 1024)
+    with pytest.raises(E.EmbedderUnavailable, match="dimension mismatch"):
+        E.top_k(np.ones(1024, dtype=np.float32), matrix, 2)
+
+
+def test_content_hash() -> None:
+    assert E.content_hash("a") == hashlib.sha256(b"a").hexdigest()
+    assert E.content_hash("a") != E.content_hash("a ")
+
+
+# --------------------------------------------------------------------------- Voyage
+
+requests = pytest.importorskip("requests")
+voyageai = pytest.importorskip("voyageai")
+
+
+def _fake_vector(text: str, dim: int = 1024) -> np.ndarray:
+    seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "little")
+    return np.random.default_rng(seed).normal(size=dim).astype("<f4") * 3.0  # not normalised
+
+
+class RecordedVoyage(requests.adapters.BaseAdapter):  # type: ignore[misc]
+    """A requests transport that answers like api.voyageai.com/v1/embeddings.
+
+    Bodies have the API's shape: ``{"object": "list", "data": [{"object": "embedding",
+    "embedding": <base64 float32, as asked for by the client's encoding_format>, "index": i}],
+    "model": ..., "usage": {"total_tokens": n}}``; errors are ``{"detail": "..."}``.
+    ``script`` lists status codes to answer with, in order, before answering 200.
+    """
+
+    def __init__(self, script: list[int] | None = None, dim: int = 1024) -> None:
+        super().__init__()
+        self.script = list(script or [])
+        self.dim = dim
+        self.calls: list[dict[str, Any]] = []
+
+    def send(self, request: Any, **kwargs: Any) -> Any:
+        body = json.loads(request.body)
+        self.calls.append({"url": request.url, "headers": dict(request.headers), "body": body})
+        resp = requests.Response()
+        resp.request = request
+        resp.url = request.url
+        resp.headers["Content-Type"] = "application/json"
+        if self.script:
+            code = self.script.pop(0)
+            resp.status_code = code
+            if code == 429:
+                resp.headers["Retry-After"] = "1"
+                detail = "You have exceeded your TPM rate limit. Please wait and try again."
+                resp._content = json.dumps({"detail": detail}).encode()
+            else:
+                resp._content = b'{"detail": "Service Unavailable"}'
+            return resp
+        data = []
+        for i, text in enumerate(body["input"]):
+            vec = _fake_vector(text, self.dim)
+            emb: Any = (
+                base64.b64encode(vec.tobytes()).decode()
+                if body.get("encoding_format") == "base64"
+                else vec.tolist()
+            )
+            data.append({"object": "embedding", "embedding": emb, "index": i})
+        tokens = sum(len(t.split()) + 2 for t in body["input"])
+        payload = {
+            "object": "list",
+            "data": data,
+            "model": body["model"],
+            "usage": {"total_tokens": tokens},
+        }
+        resp.status_code = 200
+        resp._content = json.dumps(payload).encode()
+        return resp
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.fixture
+def transport(monkeypatch: pytest.MonkeyPatch) -> Any:
+    from voyageai.api_resources import api_requestor
+
+    def install(script: list[int] | None = None, dim: int = 1024) -> RecordedVoyage:
+        adapter = RecordedVoyage(script, dim)
+        session = requests.Session()
+        session.mount("https://", adapter)
+        monkeypatch.setattr(voyageai, "requestssession", session)
+        # the client caches one session per thread: drop it so ours is used
+        if hasattr(api_requestor._thread_context, "session"):
+            monkeypatch.delattr(api_requestor._thread_context, "session")
+        return adapter
+
+    return install
+
+
+def test_voyage_embeds_through_real_client(transport: Any) -> None:
+    http = transport()
+    sleeps: list[float] = []
+    emb = E.VoyageEmbedder(api_key="pa-test", batch_size=3, sleep=sleeps.append)
+    texts = [f"memory number {i}" for i in range(7)]
+    vecs = emb.embed(texts, "document")
+    assert vecs.shape == (7, 1024) and vecs.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
+    expected = _fake_vector(texts[5])
+    np.testing.assert_allclose(vecs[5], expected / np.linalg.norm(expected), atol=1e-6)
+    assert [len(c["body"]["input"]) for c in http.calls] == [3, 3, 1]
+    call = http.calls[0]
+    assert call["url"] == "https://api.voyageai.com/v1/embeddings"
+    assert call["headers"]["Authorization"] == "Bearer pa-test"
+    assert call["body"]["model"] == "voyage-3"
+    assert call["body"]["input_type"] == "document"
+    assert sleeps == []
+    emb.embed(["where do tokens live?"], "query")
+    assert http.calls[-1]["body"]["input_type"] == "query"
+
+
+def test_voyage_retries_429_then_succeeds(transport: Any) -> None:
+    http = transport(script=[429, 429, 503])
+    sleeps: list[float] = []
+    emb = E.VoyageEmbedder(api_key="pa-test", base_delay=0.5, sleep=sleeps.append)
+    vecs = emb.embed(["a", "b"], "document")
+    assert vecs.shape == (2, 1024)
+    assert len(http.calls) == 4 and emb.requests_sent == 4
+    assert len(sleeps) == 3
+    # exponential backoff, Retry-After (1 s) honoured as a floor
+    assert sleeps[0] >= 1.0 and sleeps[1] >= 1.0 and 2.0 <= sleeps[2] < 2.3
+
+
+def test_voyage_gives_up_after_max_retries(transport: Any) -> None:
+    http = transport(script=[429] * 10)
+    emb = E.VoyageEmbedder(api_key="pa-test", max_retries=2, sleep=lambda s: None)
+    with pytest.raises(E.EmbedderUnavailable, match="after 3 attempts: RateLimitError"):
+        emb.embed(["a"])
+    assert len(http.calls) == 3
+
+
+def test_voyage_does_not_retry_auth_errors(transport: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    http = transport(script=[401])
+    emb = E.VoyageEmbedder(api_key="pa-bad", sleep=lambda s: None)
+    with pytest.raises(E.EmbedderUnavailable, match="refused"):
+        emb.embed(["a"])
+    assert len(http.calls) == 1
+
+
+def test_voyage_dimension_mismatch(transport: Any) -> None:
+    transport(dim=512)
+    emb = E.VoyageEmbedder(api_key="pa-test", sleep=lambda s: None)
+    with pytest.raises(E.EmbedderUnavailable, match="dimension mismatch"):
+        emb.embed(["a"])
+
+
+def test_voyage_batches_by_token_budget() -> None:
+    emb = E.VoyageEmbedder(api_key="pa-test", batch_size=128, max_batch_tokens=1000)
+    texts = ["x" * 1500, "y" * 1500, "z" * 10, "w" * 10]
+    assert emb.batches(texts) == [[0], [1, 2, 3]]
+    assert [len(b) for b in emb.batches(["a"] * 300)] == [128, 128, 44]

@@ -1,0 +1,81 @@
+"""Rank fusion: pure functions, checked by hand-computed values."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from ccmemory import fusion
+
+
+def test_rrf_by_hand() -> None:
+    fused = dict(fusion.rrf([["a", "b", "c"], ["c", "a"]], k=10))
+    assert fused["a"] == pytest.approx(1 / 11 + 1 / 12)
+    assert fused["b"] == pytest.approx(1 / 12)
+    assert fused["c"] == pytest.approx(1 / 13 + 1 / 11)
+    assert [key for key, _ in fusion.rrf([["a", "b", "c"], ["c", "a"]], k=10)] == ["a", "c", "b"]
+
+
+def test_rrf_weights_change_the_winner() -> None:
+    lists = [["t1", "s1"], ["s1", "t1"]]
+    assert fusion.rrf(lists, k=1, weights=[2.0, 1.0])[0][0] == "t1"
+    assert fusion.rrf(lists, k=1, weights=[1.0, 2.0])[0][0] == "s1"
+    with pytest.raises(ValueError):
+        fusion.rrf(lists, weights=[1.0])
+
+
+def test_normalise() -> None:
+    scores = {"a": 4.0, "b": 2.0, "c": 0.0}
+    assert fusion.normalise(scores, "minmax") == {"a": 1.0, "b": 0.5, "c": 0.0}
+    assert fusion.normalise(scores, "max") == {"a": 1.0, "b": 0.5, "c": 0.0}
+    assert fusion.normalise(scores, "rank") == {"a": 1.0, "b": pytest.approx(2 / 3), "c": 1 / 3}
+    z = fusion.normalise(scores, "zscore")
+    assert z["b"] == pytest.approx(0.0) and z["a"] == pytest.approx(-z["c"])
+    assert fusion.normalise({"x": 3.0, "y": 3.0}) == {"x": 1.0, "y": 1.0}
+    assert fusion.normalise({}) == {}
+    with pytest.raises(ValueError):
+        fusion.normalise(scores, "nope")  # type: ignore[arg-type]
+
+
+def test_score_fusion_missing_keys_get_zero() -> None:
+    text = {"a": 10.0, "b": 5.0, "c": 0.0}  # -> 1, .5, 0
+    vec = {"c": 0.9, "d": 0.1}  # -> 1, 0
+    fused = dict(fusion.score_fusion([text, vec], weights=[1.0, 1.0]))
+    assert fused == {"a": 1.0, "b": 0.5, "c": 1.0, "d": 0.0}
+
+
+def test_query_terms_and_fts5_match() -> None:
+    assert fusion.query_terms("Where do the login tokens live?") == ["login", "tokens", "live"]
+    # all stopwords: keep them rather than send an empty query
+    assert fusion.query_terms("who is it") == ["who", "is", "it"]
+    assert fusion.query_terms("a b", stopwords=False) == ["a", "b"]
+    assert fusion.fts5_match("") == ""
+    assert fusion.fts5_match("tokens tokens cookies") == '"tokens" OR "cookies"'
+
+
+def test_fts5_match_is_safe_fts_syntax() -> None:
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE t USING fts5(body, tokenize='porter unicode61')")
+    db.executemany(
+        "INSERT INTO t(body) VALUES (?)",
+        [("auth tokens live in cookies",), ("NEAR the AND gate",), ("unrelated",)],
+    )
+    assert fusion.fts5_match('""" * ^') == ""  # no words: the caller skips the query
+    for hostile in ['tokens" OR body:*', "NEAR(a b) AND NOT -x", "col:val ^start *", "don't"]:
+        db.execute("SELECT rowid FROM t WHERE t MATCH ?", (fusion.fts5_match(hostile),)).fetchall()
+    rows = db.execute(
+        "SELECT rowid FROM t WHERE t MATCH ? ORDER BY bm25(t)",
+        (fusion.fts5_match("where are the token cookies?"),),
+    ).fetchall()
+    assert rows[0][0] == 1
+
+
+def test_recipe_fuse() -> None:
+    recipe = fusion.FusionRecipe(method="rrf", rrf_k=60, text_weight=1.0, vector_weight=1.0)
+    fused = recipe.fuse({"a": -1.0, "b": -2.0}, {"b": 0.9, "c": 0.5})
+    assert fused[0][0] == "b"
+    score = fusion.FusionRecipe(method="score", normalisation="minmax", text_weight=2.0)
+    assert [k for k, _ in score.fuse({"a": 3.0, "b": 1.0}, {"b": 0.9, "a": 0.1})] == ["a", "b"]
+    capped = fusion.FusionRecipe(candidates=1)
+    assert {k for k, _ in capped.fuse({"a": 2.0, "b": 1.0}, {"c": 0.9, "d": 0.1})} == {"a", "c"}
