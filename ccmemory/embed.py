@@ -222,9 +222,7 @@ class LocalMiniLM:
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         opts.log_severity_level = 3  # errors only: no warnings on stderr of a CLI
         try:
-            session = ort.InferenceSession(
-                str(path), sess_options=opts, providers=["CPUExecutionProvider"]
-            )
+            session = ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
         except Exception as exc:
             raise EmbedderUnavailable(
                 f"embedding model file is corrupt or unreadable ({path}): {_first_line(exc)}"
@@ -241,8 +239,7 @@ class LocalMiniLM:
         width = outputs[0].shape[-1] if outputs[0].shape else None
         if isinstance(width, int) and width != self.dim:
             raise EmbedderUnavailable(
-                f"embedding model {path} gives {width} dimensions, expected {self.dim} "
-                "(dimension mismatch)"
+                f"embedding model {path} gives {width} dimensions, expected {self.dim} (dimension mismatch)"
             )
         return session
 

@@ -53,9 +53,7 @@ def fts5_match(text: str, *, stopwords: bool = True) -> str:
 
     Returns ``""`` when the text has no words; callers should skip the query then.
     """
-    return " OR ".join(
-        '"' + t.replace('"', '""') + '"' for t in query_terms(text, stopwords=stopwords)
-    )
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in query_terms(text, stopwords=stopwords))
 
 
 def rrf(
@@ -121,10 +119,7 @@ def score_fusion(
     keys: dict[K, None] = {}
     for m in score_maps:
         keys.update(dict.fromkeys(m))
-    fused = {
-        key: sum(w * n.get(key, missing) for w, n in zip(weights, normed, strict=True))
-        for key in keys
-    }
+    fused = {key: sum(w * n.get(key, missing) for w, n in zip(weights, normed, strict=True)) for key in keys}
     return sorted(fused.items(), key=lambda kv: -kv[1])
 
 
@@ -145,9 +140,7 @@ class FusionRecipe:
     normalisation: Normalisation = "minmax"
     candidates: int = 100  # taken from each list before fusing
 
-    def fuse(
-        self, text_scores: Mapping[K, float], vector_scores: Mapping[K, float]
-    ) -> list[tuple[K, float]]:
+    def fuse(self, text_scores: Mapping[K, float], vector_scores: Mapping[K, float]) -> list[tuple[K, float]]:
         """Fuse two score maps (higher = better; negate bm25 first) into one ranking."""
         text = dict(sorted(text_scores.items(), key=lambda kv: -kv[1])[: self.candidates])
         vec = dict(sorted(vector_scores.items(), key=lambda kv: -kv[1])[: self.candidates])

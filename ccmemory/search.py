@@ -1,4 +1,5 @@
-"""Hybrid retrieval: full-text and vector candidates fused by reciprocal rank, then weighted by
+"""Hybrid retrieval: full-text and vector candidates fused (ccmemory.fusion.DEFAULT, the recipe
+measured on LoCoMo: min-max normalised bm25 and cosine, weights 1.0 and 0.5), then weighted by
 type, status, confidence and recency, then expanded one hop along relations, topics and files.
 
 One ranking serves `ccmemory search`, `context`, the MCP tools and the site's related lists.
@@ -11,7 +12,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from ccmemory.index.base import Filters, Index, IndexedMemory, IndexError_
+from ccmemory import fusion
+from ccmemory.index.base import Filters, Index, IndexedMemory
 
 MODES = ("hybrid", "text", "semantic")
 # Corrections and preferences first (DESIGN.md "Retrieval").
@@ -29,8 +31,12 @@ TYPE_WEIGHT: dict[str, float] = {
     "reference": 0.95,
 }
 STATUS_WEIGHT = {"curated": 1.0, "developmental": 0.9}
-RRF_K = 60
-CANDIDATES = 50
+# The fused score is min-max normalised, so the weakest candidate would get 0 and lose its
+# priors entirely; a small floor keeps type/status/recency meaningful at the tail.
+FLOOR = 0.05
+# Vector search always returns the nearest memories, however far: below this cosine a memory is
+# unrelated (all-MiniLM-L6-v2 puts unrelated sentences at about 0.0-0.15), so it is not a hit.
+MIN_SIMILARITY = 0.25
 RECENCY_HALF_LIFE_DAYS = 180.0
 EXPAND_RELATION = 0.5  # share of the parent's score an expanded neighbour gets
 EXPAND_SHARED = 0.3
@@ -104,20 +110,6 @@ def prior(m: IndexedMemory, now: datetime) -> dict[str, float]:
     }
 
 
-def rrf(
-    lists: list[tuple[str, list[tuple[str, float]], float]], k: int = RRF_K
-) -> dict[str, dict[str, float]]:
-    """Reciprocal-rank fusion of named candidate lists with weights -> per-id parts incl. 'rrf'."""
-    parts: dict[str, dict[str, float]] = {}
-    for name, items, weight in lists:
-        for rank, (mid, score) in enumerate(items, 1):
-            p = parts.setdefault(mid, {"rrf": 0.0})
-            p[f"{name}_rank"] = rank
-            p[f"{name}_score"] = score
-            p["rrf"] += weight / (k + rank)
-    return parts
-
-
 def search(
     index: Index,
     query: str,
@@ -135,38 +127,50 @@ def search(
     now = now or datetime.now(UTC)
     notices: list[str] = []
     used = mode
-    lists: list[tuple[str, list[tuple[str, float]], float]] = []
+    recipe = fusion.DEFAULT
+    text_list: list[tuple[str, float]] = []
+    vec_list: list[tuple[str, float]] = []
     if mode in ("text", "hybrid"):
-        lists.append(("text", index.text_search(query, f, CANDIDATES), 1.0))
+        text_list = index.text_search(query, f, recipe.candidates)
     if mode in ("semantic", "hybrid"):
-        vec_list: list[tuple[str, float]] | None = None
+        vectors: list[tuple[str, float]] | None = None
         if embedder is None:
             reason = embedder_problem or "no embedder configured"
         else:
             try:
                 qv = embedder.embed([query], kind="query")[0]
-                vec_list = index.vector_search(embedder.name, qv, f, CANDIDATES)
+                floor = float(getattr(embedder, "min_similarity", MIN_SIMILARITY))
+                vectors = [
+                    (mid, score)
+                    for mid, score in index.vector_search(embedder.name, qv, f, recipe.candidates)
+                    if score >= floor
+                ]
                 reason = ""
-            except (IndexError_, Exception) as exc:
+            except Exception as exc:
                 reason = f"{type(exc).__name__}: {exc}"
-        if vec_list is None:
+        if vectors is None:
             notices.append(f"semantic search is off: {reason}; using full-text search only")
-            if mode == "semantic" or not lists:
-                lists = [("text", index.text_search(query, f, CANDIDATES), 1.0)]
+            if mode == "semantic":
+                text_list = index.text_search(query, f, recipe.candidates)
             used = "text"
         else:
-            lists.append(("vector", vec_list, 1.0))
-    fused = rrf(lists)
+            vec_list = vectors
+    fused = dict(recipe.fuse(dict(text_list), dict(vec_list)))
     if not fused:
         return SearchResponse([], used, notices)
+    parts_of: dict[str, dict[str, float]] = {mid: {"fused": score} for mid, score in fused.items()}
+    for name, items in (("text", text_list), ("vector", vec_list)):
+        for rank, (mid, score) in enumerate(items, 1):
+            parts_of[mid][f"{name}_rank"] = rank
+            parts_of[mid][f"{name}_score"] = score
     mems = {m.id: m for m in index.get(f.project, list(fused))}
     hits: dict[str, Hit] = {}
-    for mid, parts in fused.items():
+    for mid, parts in parts_of.items():
         m = mems.get(mid)
         if m is None:
             continue
         pr = prior(m, now)
-        score = parts["rrf"] * pr["type"] * pr["status"] * pr["confidence"] * pr["recency"]
+        score = (parts["fused"] + FLOOR) * pr["type"] * pr["status"] * pr["confidence"] * pr["recency"]
         hits[mid] = Hit(m, score, {**parts, **pr, "final": score})
     ranked = sorted(hits.values(), key=lambda h: (-h.score, h.memory.id))
     if expand and ranked:

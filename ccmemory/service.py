@@ -99,9 +99,10 @@ class Service:
         """The configured embedder, loaded once; None (with a reason) when unavailable."""
         if self._embedder is None and self._embedder_problem is None:
             try:
-                from ccmemory.embed import get_embedder  # type: ignore[attr-defined,unused-ignore]
+                from ccmemory.embed import get_embedder
 
-                self._embedder = get_embedder(self.config)
+                choice = self.config.raw.get("embedder")
+                self._embedder = get_embedder(choice=str(choice) if choice else None)
             except Exception as exc:
                 self._embedder_problem = f"{type(exc).__name__}: {exc}"
         return self._embedder

@@ -285,8 +285,10 @@ def test_query_context_follows_relations(client: SyncClient, auth: dict[str, dic
     )
     why = {r["id"]: r["why"] for r in res["results"]}
     assert "about src/auth/token.ts" in why.get(auth["decision"]["id"], "") or auth["decision"]["id"] in why
-    # the fact shares no words with the task: reached through d2 -[DEPENDS_ON]-> fact
-    assert auth["fact"]["id"] in why and "hop" in why[auth["fact"]["id"]]
+    # the fact shares no words with the task: full-text alone reaches it only through
+    # d2 -[DEPENDS_ON]-> fact; with embeddings on, it may also match the task by meaning
+    assert auth["fact"]["id"] in why
+    assert any("hop" in w for w in why.values())
     for r in res["results"]:
         assert_cited(r)
     assert res["cross_project"] == {"requested": False, "available": False}

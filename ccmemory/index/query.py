@@ -8,29 +8,17 @@ from __future__ import annotations
 
 import re
 
-_WORD = re.compile(r"\w+", re.UNICODE)
+from ccmemory.fusion import query_terms
+
 MAX_TERMS = 32
-# Very common English words: dropped from queries when other words remain (bm25 would give them
-# little weight anyway, and they slow OR queries down on large indexes).
-STOPWORDS = frozenset(
-    (
-        "a an and are as at be been but by can could did do does for from had has have how i if in into "
-        "is it its me my not of on or our so than that the their them then there these they this to was "
-        "we were what when where which who why will with would you your"
-    ).split()
-)
 
 
 def words(text: str) -> list[str]:
-    """Distinct query words in order, lowercased, stopwords dropped unless nothing else is left."""
-    seen: dict[str, None] = {}
-    for w in _WORD.findall(text.casefold()):
-        w = w.strip("_")
-        if w:
-            seen.setdefault(w, None)
-    terms = list(seen)
-    kept = [w for w in terms if w not in STOPWORDS]
-    return (kept or terms)[:MAX_TERMS]
+    """Distinct query words in order, lowercased, stopwords dropped unless nothing else is left.
+
+    The same tokenisation the LoCoMo benchmark measured (`ccmemory.fusion.query_terms`).
+    """
+    return query_terms(text)[:MAX_TERMS]
 
 
 def fts_query(text: str) -> str:
