@@ -1,6 +1,6 @@
 """Index benchmarks on synthetic vaults (run on demand, not in the test suite).
 
-    .venv/bin/python bench/bench_index.py --sizes 1000 10000 --out bench/RESULTS-index.md
+    .venv/bin/python bench/bench_index.py --sizes 1000 10000 --hybrid --out bench/RESULTS-index.md
 
 Measures: full text-only rebuild, no-change reindex and one-file-changed reindex as whole CLI
 processes, search p50/p95 in process and through the CLI, and peak RSS of each CLI run.
@@ -129,7 +129,7 @@ def pct(values: list[float], p: float) -> float:
     return values[min(len(values) - 1, round(p / 100 * (len(values) - 1)))]
 
 
-def run(n: int) -> dict[str, float]:
+def run(n: int, hybrid: bool) -> dict[str, float]:
     from ccmemory.service import Service
 
     res: dict[str, float] = {}
@@ -168,6 +168,27 @@ def run(n: int) -> dict[str, float]:
         res["search_cli_p50_ms"] = pct(walls, 50)
         res["search_cli_p95_ms"] = pct(walls, 95)
         res["search_cli_rss_mb"] = child_rss(root, "search", QUERIES[0], "--mode", "text")
+        if hybrid:
+            t = time.perf_counter()
+            cli(root, "reindex")  # computes the embeddings (local MiniLM)
+            res["embed_all_s"] = time.perf_counter() - t
+            res["embed_per_s"] = n / res["embed_all_s"]
+            svc = Service.open(root)
+            for q in QUERIES:
+                svc.search(q)
+            lat = []
+            for _ in range(5):
+                for q in QUERIES:
+                    t = time.perf_counter()
+                    svc.search(q, limit=10)
+                    lat.append((time.perf_counter() - t) * 1000)
+            res["hybrid_inproc_p50_ms"] = pct(lat, 50)
+            res["hybrid_inproc_p95_ms"] = pct(lat, 95)
+            svc.close()
+            walls = [cli(root, "search", q, "--json")[0] * 1000 for q in QUERIES]
+            res["hybrid_cli_cold_p50_ms"] = pct(walls, 50)
+            res["hybrid_cli_cold_max_ms"] = max(walls)
+            res["hybrid_cli_rss_mb"] = child_rss(root, "search", QUERIES[0])
     return res
 
 
@@ -175,11 +196,14 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--hybrid", action="store_true", help="also embed everything and time hybrid search")
     args = ap.parse_args()
-    rows = {n: run(n) for n in args.sizes}
+    rows = {n: run(n, args.hybrid) for n in args.sizes}
     keys = list(next(iter(rows.values())))
     lines = [
-        f"Command: `.venv/bin/python bench/bench_index.py --sizes {' '.join(map(str, args.sizes))}`",
+        f"Command: `.venv/bin/python bench/bench_index.py --sizes {' '.join(map(str, args.sizes))}"
+        + (" --hybrid" if args.hybrid else "")
+        + "`",
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
         f"{datetime.now(UTC):%Y-%m-%d}",
         "",
