@@ -34,6 +34,7 @@ from neo4j import GraphDatabase
 from neo4j.exceptions import AuthError, DriverError, Neo4jError, ServiceUnavailable, SessionExpired
 
 from ccmemory.index.base import (
+    MAX_SHARED,
     Edge,
     FileProblem,
     FileRecord,
@@ -691,11 +692,16 @@ class Neo4jIndex:
         where, params = self._where(f)
         rows = self._read(
             "MATCH (s:Memory {project: $p}) WHERE s.id IN $ids "
-            "MATCH (s)-[:ABOUT|TOUCHES]->(x)<-[:ABOUT|TOUCHES]-(m:Memory {project: $p}) "
+            "MATCH (s)-[:ABOUT|TOUCHES]->(x) "
+            # a topic or file shared by very many memories connects nothing in particular
+            # (Topic/File nodes are per project, so their degree counts this project's memories)
+            "WHERE COUNT { (x)<-[:ABOUT|TOUCHES]-() } <= $max_shared "
+            "MATCH (x)<-[:ABOUT|TOUCHES]-(m:Memory {project: $p}) "
             f"WHERE m.id <> s.id AND NOT m.id IN $ids AND {where} "
             "RETURN m.id AS other, s.id AS via, count(*) AS n",
             p=f.project,
             ids=list(ids),
+            max_shared=MAX_SHARED,
             **params,
         )
         ranked = sorted(
