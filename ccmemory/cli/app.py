@@ -27,6 +27,7 @@ COMMANDS: dict[str, str] = {
     "mcp": "ccmemory.cli.cmd_mcp:mcp_cmd",
     "start": "ccmemory.cli.cmd_neo4j:start_cmd",
     "stop": "ccmemory.cli.cmd_neo4j:stop_cmd",
+    "doctor": "ccmemory.cli.cmd_doctor:doctor_cmd",
 }
 
 
