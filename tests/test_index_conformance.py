@@ -413,3 +413,42 @@ def test_backends_agree(neo4j_server: Neo4jServer, scenario: Scenario, tmp_path:
         neo.clear(p)
         neo.close()
         lite.close()
+
+
+def test_related_ignores_crowded_topics_and_files(backend: tuple[Index, str], tmp_path: Path) -> None:
+    """A topic or file shared by more than MAX_SHARED memories of the project links nothing."""
+    from ccmemory.index.base import MAX_SHARED
+
+    idx, p = backend
+    root = tmp_path / "crowd"
+    (root / ".ccmemory").mkdir(parents=True)
+    vault = Vault(root)
+    a = make_memory("decision", "Anchor", created=ts(1), topics=["crowd", "fifty", "pair"], files=["big.py"])
+    b = make_memory("fact", "Pair partner", created=ts(2), topics=["crowd", "pair"])
+    vault.write_new(a)
+    vault.write_new(b)
+    fillers = []
+    for n in range(MAX_SHARED):  # with a and b: crowd 52, big.py 51, fifty exactly 50
+        m = make_memory(
+            "fact",
+            f"Filler {n}",
+            created=ts(3, n % 24),
+            topics=["crowd", "fifty"] if n < MAX_SHARED - 1 else ["crowd"],
+            files=["big.py"],
+        )
+        vault.write_new(m)
+        fillers.append(m.id)
+    other = p + "-other"
+    try:
+        reindex(vault, idx, p)
+        reindex(vault, idx, other)  # the same topics in another project do not add up
+        rel = idx.related_by_topic_or_file(Filters(p), [a.id], limit=100)
+        expected = sorted([(b.id, a.id, 1)] + [(f, a.id, 1) for f in fillers[:-1]])
+        assert rel == expected
+        assert fillers[-1] not in {o for o, _, _ in rel}
+        # from the pair partner: only the anchor, via `pair` (crowd is ignored)
+        assert idx.related_by_topic_or_file(Filters(p), [b.id]) == [(a.id, b.id, 1)]
+        # the limit still applies after ranking
+        assert idx.related_by_topic_or_file(Filters(p), [a.id], limit=3) == expected[:3]
+    finally:
+        idx.clear(other)

@@ -25,6 +25,9 @@ COMMANDS: dict[str, str] = {
     "import": "ccmemory.cli.cmd_import:command",
     "worker": "ccmemory.cli.cmd_worker:command",
     "mcp": "ccmemory.cli.cmd_mcp:mcp_cmd",
+    "start": "ccmemory.cli.cmd_neo4j:start_cmd",
+    "stop": "ccmemory.cli.cmd_neo4j:stop_cmd",
+    "doctor": "ccmemory.cli.cmd_doctor:doctor_cmd",
 }
 
 

@@ -6,6 +6,10 @@ backends must follow exactly (the conformance suite checks them):
 
 - A memory is served from the valid file with its id whose path sorts first; other files with the
   same id are reported as duplicates (`duplicate_ids`).
+- A shared backend may scope file records per indexing user (Neo4j keys them by the user's id, so
+  each clone's reindex owns its own records and never removes another clone's); `file_states`,
+  `apply`, `clear` and `file_problems` then see only their scope, and a memory is served from
+  the winning file across all scopes (within one scope, the rule above).
 - Relations are stored on their source memory only; reverse edges are derived at query time.
 - A memory is *superseded* when another memory visible to the viewer has a SUPERSEDES edge to it.
 - Visibility (team rule): with `Filters.viewer` set, a memory is visible when it is curated or its

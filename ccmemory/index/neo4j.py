@@ -10,9 +10,22 @@ Graph model (every node carries `project`, so one server holds many projects):
   direction written in the newer file; reverse names are derived at query time.
 - `(:Memory)-[:ABOUT]->(:Topic)`, `-[:TOUCHES]->(:File)`, `-[:CAPTURED_IN]->(:Session)`,
   `-[:AUTHORED_BY]->(:Author)`, `-[:IN_PROJECT]->(:Project)`.
-- `(:MemoryFile {project, path, mtime_ns, size, hash, mem_id, error, ...})`: what sync saw.
+- `(:MemoryFile {project, scope, path, mtime_ns, size, hash, mem_id, error, status, author_git,
+  ...})`: what sync saw in one clone. `scope` is the indexing user's id (`Config.user_id`, "" when
+  unknown), so each team member's reindex owns its own file records: `file_states`, `apply`,
+  `refresh_status`, `clear` and `file_problems` see only the index's scope, and alice's reindex
+  never removes the files bob's clone reported (his developmental memories stay, visible to him
+  only). `status` and `author_git` are what that clone's git says about the path.
 - `(:Embedding {embedder, text_hash, dim, embedding})`: vectors per content hash, with a vector
   index whose dimension follows the embedder that stored them.
+
+Derivation across scopes: a memory is served from one valid file with its id, chosen among all
+scopes of the project. Within each scope the smallest path wins (exactly the SQLite rule, so one
+scope answers like SQLite); among those per-scope winners a curated one is preferred, then the
+smallest (path, scope). The memory's status and git author are those of the winning file. So a
+curated memory pulled into two clones is one memory node, and it stays curated while any clone
+has it on its main branch. Duplicate-id problems are reported per scope (a file losing to another
+file of the same clone), never because another clone's copy won.
 
 Rules kept here: labels and relationship types come only from `model.TYPES` and
 `model.RELATION_TYPES` (checked before use); every value is a query parameter; full-text input
@@ -34,6 +47,7 @@ from neo4j import GraphDatabase
 from neo4j.exceptions import AuthError, DriverError, Neo4jError, ServiceUnavailable, SessionExpired
 
 from ccmemory.index.base import (
+    MAX_SHARED,
     Edge,
     FileProblem,
     FileRecord,
@@ -59,8 +73,8 @@ _REL_PATTERN = "|".join(RELATION_TYPES)
 
 _SCHEMA = (
     "CREATE CONSTRAINT ident_key IF NOT EXISTS FOR (n:Ident) REQUIRE (n.project, n.id) IS UNIQUE",
-    "CREATE CONSTRAINT memory_file_key IF NOT EXISTS FOR (f:MemoryFile) "
-    "REQUIRE (f.project, f.path) IS UNIQUE",
+    "CREATE CONSTRAINT memory_file_scope_key IF NOT EXISTS FOR (f:MemoryFile) "
+    "REQUIRE (f.project, f.scope, f.path) IS UNIQUE",
     "CREATE CONSTRAINT topic_key IF NOT EXISTS FOR (t:Topic) REQUIRE (t.project, t.name) IS UNIQUE",
     "CREATE CONSTRAINT file_key IF NOT EXISTS FOR (f:File) REQUIRE (f.project, f.path) IS UNIQUE",
     "CREATE CONSTRAINT session_key IF NOT EXISTS FOR (s:Session) REQUIRE (s.project, s.id) IS UNIQUE",
@@ -168,10 +182,12 @@ class Neo4jIndex:
         *,
         database: str | None = None,
         connection_timeout: float = 10.0,
+        scope: str = "",
     ) -> None:
         self.location = uri
         self.uri = uri
         self.database = database
+        self.scope = scope  # the indexing user's id: file records are kept per scope
         try:
             self.driver = GraphDatabase.driver(
                 uri,
@@ -195,7 +211,7 @@ class Neo4jIndex:
     def connect(cls, config: Config) -> Neo4jIndex:
         if not config.neo4j_password:
             raise IndexError_(f"Neo4j index at {config.neo4j_uri}: no password; set CCMEMORY_NEO4J_PASSWORD")
-        return cls(config.neo4j_uri, config.neo4j_user, config.neo4j_password)
+        return cls(config.neo4j_uri, config.neo4j_user, config.neo4j_password, scope=config.user_id or "")
 
     # --- plumbing -----------------------------------------------------------------------------
     def _error(self, exc: BaseException) -> IndexError_:
@@ -222,6 +238,14 @@ class Neo4jIndex:
 
     def _ensure_schema(self) -> None:
         with self._session() as s:
+            legacy = s.run("SHOW CONSTRAINTS YIELD name WHERE name = 'memory_file_key' RETURN name")
+            if list(legacy):
+                # before file records were scoped per indexing user: they become the "" scope
+                s.run("DROP CONSTRAINT memory_file_key IF EXISTS").consume()
+                s.run(
+                    "MATCH (f:MemoryFile) WHERE f.scope IS NULL "
+                    "CALL (f) { SET f.scope = '' } IN TRANSACTIONS OF 5000 ROWS"
+                ).consume()
             for stmt in _SCHEMA:
                 s.run(stmt).consume()
             s.run("CALL db.awaitIndexes(300)").consume()
@@ -234,9 +258,10 @@ class Neo4jIndex:
     @_wrap_errors
     def file_states(self, project: str) -> dict[str, FileState]:
         rows = self._read(
-            "MATCH (f:MemoryFile {project: $p}) RETURN f.path AS path, f.mtime_ns AS mtime_ns, "
-            "f.size AS size, f.hash AS hash",
+            "MATCH (f:MemoryFile {project: $p, scope: $s}) RETURN f.path AS path, "
+            "f.mtime_ns AS mtime_ns, f.size AS size, f.hash AS hash",
             p=project,
+            s=self.scope,
         )
         return {r["path"]: FileState(r["path"], r["mtime_ns"], r["size"], r["hash"]) for r in rows}
 
@@ -254,16 +279,18 @@ class Neo4jIndex:
         with self._session() as s, s.begin_transaction() as tx:
             paths = [r.path for r in upserts] + removed
             old = tx.run(
-                "UNWIND $paths AS path MATCH (f:MemoryFile {project: $p, path: path}) "
+                "UNWIND $paths AS path MATCH (f:MemoryFile {project: $p, scope: $s, path: path}) "
                 "WHERE f.mem_id IS NOT NULL RETURN DISTINCT f.mem_id AS id",
                 p=project,
+                s=self.scope,
                 paths=paths,
             )
             affected = {r["id"] for r in old}
             affected.update(r.memory.id for r in upserts if r.memory)
             tx.run(
-                "UNWIND $paths AS path MATCH (f:MemoryFile {project: $p, path: path}) DELETE f",
+                "UNWIND $paths AS path MATCH (f:MemoryFile {project: $p, scope: $s, path: path}) DELETE f",
                 p=project,
+                s=self.scope,
                 paths=removed,
             ).consume()
             rows = [
@@ -277,16 +304,20 @@ class Neo4jIndex:
                         "error": r.error,
                         "error_line": r.error_line,
                         "payload": _payload(r.memory) if r.memory else None,
+                        "status": status_of(r.path) if r.memory else None,
+                        "author_git": adders.get(r.path) if r.memory else None,
                     },
                 }
                 for r in upserts
             ]
             tx.run(
-                "UNWIND $rows AS row MERGE (f:MemoryFile {project: $p, path: row.path}) SET f += row.props",
+                "UNWIND $rows AS row MERGE (f:MemoryFile {project: $p, scope: $s, path: row.path}) "
+                "SET f += row.props",
                 p=project,
+                s=self.scope,
                 rows=rows,
             ).consume()
-            self._derive(tx, project, sorted(affected), status_of, adders)
+            self._derive(tx, project, sorted(affected), lambda path: (status_of(path), adders.get(path)))
             tx.commit()
 
     def _derive(
@@ -294,23 +325,51 @@ class Neo4jIndex:
         tx: neo4j.Transaction,
         project: str,
         ids: list[str],
-        status_of: Callable[[str], str],
-        adders: dict[str, str],
-    ) -> None:
-        """Rebuild the memory nodes of `ids` from their winning files (first valid path)."""
+        live: Callable[[str], tuple[str, str | None]] | None,
+    ) -> dict[str, tuple[str, str | None]]:
+        """Rebuild the memory nodes of `ids` from their winning files (see the module docstring).
+
+        `live(path)` gives (status, git adder) of this scope's paths as git says now (stored on
+        the file records when they differ); other scopes' files keep what their clone stored.
+        Returns id -> (status, git author) of the memories rebuilt.
+        """
         if not ids:
-            return
+            return {}
         files = tx.run(
-            "UNWIND $ids AS id MATCH (f:MemoryFile {project: $p, mem_id: id}) "
-            "WHERE f.error IS NULL RETURN id, f.path AS path, f.hash AS hash, f.payload AS payload",
+            "UNWIND $ids AS id MATCH (f:MemoryFile {project: $p, mem_id: id}) WHERE f.error IS NULL "
+            "RETURN id, f.scope AS scope, f.path AS path, f.hash AS hash, f.payload AS payload, "
+            "f.status AS status, f.author_git AS author_git",
             p=project,
             ids=ids,
         )
-        winners: dict[str, tuple[str, str, str]] = {}
+        per_scope: dict[tuple[str, str], tuple[str, str, str, str, str | None]] = {}
+        stale: list[dict[str, Any]] = []
         for r in files:
-            cur = winners.get(r["id"])
+            status, adder = r["status"], r["author_git"]
+            if r["scope"] == self.scope and live is not None:
+                now = live(r["path"])
+                if now != (status, adder):
+                    stale.append({"path": r["path"], "status": now[0], "author_git": now[1]})
+                status, adder = now
+            key = (r["id"], r["scope"])
+            cur = per_scope.get(key)
             if cur is None or r["path"] < cur[0]:
-                winners[r["id"]] = (r["path"], r["hash"], r["payload"])
+                per_scope[key] = (r["path"], r["hash"], r["payload"], status or "developmental", adder)
+        if stale:
+            tx.run(
+                "UNWIND $rows AS row MATCH (f:MemoryFile {project: $p, scope: $s, path: row.path}) "
+                "SET f.status = row.status, f.author_git = row.author_git",
+                p=project,
+                s=self.scope,
+                rows=stale,
+            ).consume()
+        winners: dict[str, tuple[str, str, str, str, str | None]] = {}
+        best: dict[str, tuple[bool, str, str]] = {}
+        for (mem_id, scope), cand in per_scope.items():
+            rank = (cand[3] != "curated", cand[0], scope)
+            if mem_id not in best or rank < best[mem_id]:
+                best[mem_id] = rank
+                winners[mem_id] = cand
         # 1. strip every affected node back to a bare Ident, remembering whom it pointed at
         old_targets = tx.run(
             "UNWIND $ids AS id MATCH (n:Ident {project: $p, id: id}) "
@@ -335,11 +394,12 @@ class Neo4jIndex:
         edges: list[dict[str, Any]] = []
         topics: list[dict[str, Any]] = []
         touched: list[dict[str, Any]] = []
+        derived: dict[str, tuple[str, str | None]] = {}
         for mem_id in ids:
             win = winners.get(mem_id)
             if win is None:
                 continue
-            path, fhash, payload = win
+            path, fhash, payload, status, adder = win
             d = json.loads(payload)
             im = IndexedMemory(
                 id=d["id"],
@@ -348,7 +408,7 @@ class Neo4jIndex:
                 body=d["body"],
                 created=d["created"],
                 path=path,
-                status=status_of(path),
+                status=status,
                 project=project,
                 author=d.get("author"),
                 session=d.get("session"),
@@ -364,7 +424,8 @@ class Neo4jIndex:
                 fields=d.get("fields") or {},
                 hash=fhash,
             )
-            git_author = None if im.author else adders.get(path)
+            git_author = None if im.author else adder
+            derived[im.id] = (im.status, git_author)
             conf = None if im.confidence is None else float(im.confidence)
             mems.append(
                 {
@@ -463,53 +524,89 @@ class Neo4jIndex:
                 p=project,
             ).consume()
         tx.run("MATCH (a:Author) WHERE NOT EXISTS { (a)--() } DELETE a").consume()
+        return derived
 
     @_wrap_errors
     def refresh_status(
         self, project: str, status_of: Callable[[str], str], adders: dict[str, str] | None = None
     ) -> int:
+        """Recompute status and git author of this scope's files; re-derive the memories they feed."""
         with self._session() as s, s.begin_transaction() as tx:
             rows = list(
                 tx.run(
-                    "MATCH (m:Memory {project: $p}) RETURN m.id AS id, m.path AS path, "
-                    "m.status AS status, m.author_fm AS author_fm, m.author_git AS author_git",
+                    "MATCH (f:MemoryFile {project: $p, scope: $s}) "
+                    "WHERE f.error IS NULL AND f.mem_id IS NOT NULL "
+                    "RETURN f.path AS path, f.mem_id AS id, f.status AS status, f.author_git AS author_git",
                     p=project,
+                    s=self.scope,
                 )
             )
-            changes = []
-            for r in rows:
-                new_status = status_of(r["path"])
-                if r["author_fm"]:
-                    new_git = None
-                elif adders is not None:
-                    new_git = adders.get(r["path"])
-                else:
-                    new_git = r["author_git"]
-                if new_status != r["status"] or new_git != r["author_git"]:
-                    changes.append(
-                        {
-                            "id": r["id"],
-                            "status": new_status,
-                            "git": new_git,
-                            "author": r["author_fm"] or new_git,
-                        }
-                    )
-            if changes:
-                tx.run(
-                    "UNWIND $rows AS row MATCH (m:Memory {project: $p, id: row.id}) "
-                    "SET m.status = row.status, m.author_git = row.git, m.author = row.author "
-                    "WITH m, row OPTIONAL MATCH (m)-[old:AUTHORED_BY]->() DELETE old "
-                    "WITH m, row WHERE row.author IS NOT NULL "
-                    "MERGE (a:Author {id: row.author}) MERGE (m)-[:AUTHORED_BY]->(a)",
+            stored = {r["path"]: r["author_git"] for r in rows}
+
+            def live(path: str) -> tuple[str, str | None]:
+                return status_of(path), (adders.get(path) if adders is not None else stored.get(path))
+
+            ids = sorted({r["id"] for r in rows if live(r["path"]) != (r["status"], r["author_git"])})
+            if not ids:
+                return 0
+            before = {
+                r["id"]: (r["status"], r["author_git"])
+                for r in tx.run(
+                    "UNWIND $ids AS id MATCH (m:Memory {project: $p, id: id}) "
+                    "RETURN m.id AS id, m.status AS status, m.author_git AS author_git",
                     p=project,
-                    rows=changes,
-                ).consume()
-                tx.run("MATCH (a:Author) WHERE NOT EXISTS { (a)--() } DELETE a").consume()
+                    ids=ids,
+                )
+            }
+            after = self._derive(tx, project, ids, live)
             tx.commit()
-            return len(changes)
+            return sum(1 for i in set(before) | set(after) if before.get(i) != after.get(i))
 
     @_wrap_errors
     def clear(self, project: str) -> None:
+        """Forget this scope's file records. Memories other scopes still have files for survive
+        (re-derived from those); when no other scope indexed the project, everything goes."""
+        with self._session() as s:
+            others = s.run(
+                "RETURN EXISTS { MATCH (f:MemoryFile {project: $p}) WHERE f.scope <> $s } AS other",
+                p=project,
+                s=self.scope,
+            ).single()
+        if not (others and others["other"]):
+            self.drop_project(project)
+            return
+        with self._session() as s:
+            ids = [
+                r["id"]
+                for r in s.run(
+                    "MATCH (f:MemoryFile {project: $p, scope: $s}) WHERE f.mem_id IS NOT NULL "
+                    "RETURN DISTINCT f.mem_id AS id ORDER BY id",
+                    p=project,
+                    s=self.scope,
+                )
+            ]
+            for start in range(0, len(ids), 2000):
+                chunk = ids[start : start + 2000]
+                with s.begin_transaction() as tx:
+                    tx.run(
+                        "UNWIND $ids AS id "
+                        "MATCH (f:MemoryFile {project: $p, scope: $s, mem_id: id}) DELETE f",
+                        p=project,
+                        s=self.scope,
+                        ids=chunk,
+                    ).consume()
+                    self._derive(tx, project, chunk, None)
+                    tx.commit()
+            s.run(
+                "MATCH (f:MemoryFile {project: $p, scope: $s}) "
+                "CALL (f) { DELETE f } IN TRANSACTIONS OF 5000 ROWS",
+                p=project,
+                s=self.scope,
+            ).consume()
+
+    @_wrap_errors
+    def drop_project(self, project: str) -> None:
+        """Delete everything the project has on the server, every scope's records included."""
         with self._session() as s:
             for label in ("MemoryFile", "Ident", "Topic", "File", "Session", "Project"):
                 key = "name" if label == "Project" else "project"
@@ -691,11 +788,16 @@ class Neo4jIndex:
         where, params = self._where(f)
         rows = self._read(
             "MATCH (s:Memory {project: $p}) WHERE s.id IN $ids "
-            "MATCH (s)-[:ABOUT|TOUCHES]->(x)<-[:ABOUT|TOUCHES]-(m:Memory {project: $p}) "
+            "MATCH (s)-[:ABOUT|TOUCHES]->(x) "
+            # a topic or file shared by very many memories connects nothing in particular
+            # (Topic/File nodes are per project, so their degree counts this project's memories)
+            "WHERE COUNT { (x)<-[:ABOUT|TOUCHES]-() } <= $max_shared "
+            "MATCH (x)<-[:ABOUT|TOUCHES]-(m:Memory {project: $p}) "
             f"WHERE m.id <> s.id AND NOT m.id IN $ids AND {where} "
             "RETURN m.id AS other, s.id AS via, count(*) AS n",
             p=f.project,
             ids=list(ids),
+            max_shared=MAX_SHARED,
             **params,
         )
         ranked = sorted(
@@ -705,21 +807,25 @@ class Neo4jIndex:
 
     @_wrap_errors
     def file_problems(self, project: str) -> list[FileProblem]:
+        """This scope's invalid files, and its files losing to a smaller path of the same clone."""
         out = [
             FileProblem(r["path"], r["line"], r["error"])
             for r in self._read(
-                "MATCH (f:MemoryFile {project: $p}) WHERE f.error IS NOT NULL "
+                "MATCH (f:MemoryFile {project: $p, scope: $s}) WHERE f.error IS NOT NULL "
                 "RETURN f.path AS path, f.error_line AS line, f.error AS error",
                 p=project,
+                s=self.scope,
             )
         ]
         for r in self._read(
-            "MATCH (f:MemoryFile {project: $p}) WHERE f.error IS NULL "
-            "MATCH (m:Memory {project: $p, id: f.mem_id}) WHERE m.path <> f.path "
-            "RETURN f.path AS path, f.mem_id AS id, m.path AS winner",
+            "MATCH (f:MemoryFile {project: $p, scope: $s}) WHERE f.error IS NULL AND f.mem_id IS NOT NULL "
+            "WITH f.mem_id AS id, collect(f.path) AS paths WHERE size(paths) > 1 RETURN id, paths",
             p=project,
+            s=self.scope,
         ):
-            out.append(FileProblem(r["path"], 1, f"duplicate id {r['id']}: also used by {r['winner']}"))
+            paths = sorted(r["paths"])
+            for path in paths[1:]:
+                out.append(FileProblem(path, 1, f"duplicate id {r['id']}: also used by {paths[0]}"))
         return sorted(out, key=lambda p: (p.path, p.line or 0))
 
     @_wrap_errors
@@ -740,7 +846,9 @@ class Neo4jIndex:
             f"MATCH (:Memory {{project: $p}})-[r:{_REL_PATTERN}]->() RETURN count(r) AS n", p=project
         )[0]["n"]
         nerr = self._read(
-            "MATCH (f:MemoryFile {project: $p}) WHERE f.error IS NOT NULL RETURN count(f) AS n", p=project
+            "MATCH (f:MemoryFile {project: $p, scope: $s}) WHERE f.error IS NOT NULL RETURN count(f) AS n",
+            p=project,
+            s=self.scope,
         )[0]["n"]
         nvec = self._read("MATCH (e:Embedding) RETURN count(e) AS n")[0]["n"]
         return {
@@ -794,9 +902,10 @@ class Neo4jIndex:
             "MATCH (m:Memory {project: $p})-[:TOUCHES]->(f:File) RETURN m.id AS id, f.path AS v", p=project
         )
         file_rows = self._read(
-            "MATCH (f:MemoryFile {project: $p}) RETURN f.path AS path, f.size AS size, f.hash AS hash, "
-            "f.mem_id AS mem_id, f.error AS error, f.error_line AS error_line",
+            "MATCH (f:MemoryFile {project: $p, scope: $s}) RETURN f.path AS path, f.size AS size, "
+            "f.hash AS hash, f.mem_id AS mem_id, f.error AS error, f.error_line AS error_line",
             p=project,
+            s=self.scope,
         )
         cols = (
             "id path type title body created author_fm author_git session branch confidence source "
