@@ -34,8 +34,7 @@ def test_doctor_sqlite(repo: Path, run_cli: RunCli) -> None:
     assert idx["counts"]["memories"] == 2 and idx["counts"]["by_status"] == {"curated": 2}
     assert [b["path"] for b in idx["invalid_files"]] == [".ccmemory/facts/2026-11-21-broken.md"]
     assert "server" not in idx
-    emb = data["embedder"]
-    assert ("name" in emb and emb["available"]) or emb["reason"]
+    assert data["embedder"] == {"available": True, "name": "minilm-l6-int8", "dim": 384}
     assert data["capture"]["provider"]
     assert set(data["git_hooks"]["installed"]) == {"post-merge", "post-checkout", "post-rewrite"}
     text = run_cli(repo, "doctor").stdout
@@ -101,3 +100,9 @@ def test_doctor_neo4j_down(repo: Path, run_cli: RunCli) -> None:
     data = json.loads(run_cli(repo, "doctor", "--json", env=env, check=False).stdout)
     assert data["ok"] is False and uri in data["index"]["error"]
     assert data["git_hooks"]["git"] is True and "embedder" in data  # the rest is still reported
+
+
+def test_doctor_names_a_missing_model(repo: Path, run_cli: RunCli, tmp_path: Path) -> None:
+    missing = tmp_path / "nope.onnx"
+    data = json.loads(run_cli(repo, "doctor", "--json", env={"CCMEMORY_MODEL_PATH": str(missing)}, check=False).stdout)
+    assert data["embedder"]["available"] is False and str(missing) in data["embedder"]["reason"]

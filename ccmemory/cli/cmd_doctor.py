@@ -83,18 +83,15 @@ def _index_report(config: Any, vault: Any) -> dict[str, Any]:
 
 
 def _embedder_report(config: Any) -> dict[str, Any]:
+    from ccmemory.embed import get_embedder
+
+    choice = config.raw.get("embedder")
     try:
-        from ccmemory.embed import get_embedder  # type: ignore[attr-defined,unused-ignore]
-    except ImportError as exc:
-        return {"available": False, "reason": f"ccmemory.embed not available ({exc})"}
-    try:
-        emb = get_embedder(config)
+        # check=True loads the local model now, so a missing or corrupt file shows here
+        emb = get_embedder(choice=str(choice) if choice else None, check=True)
     except Exception as exc:
         return {"available": False, "reason": f"{type(exc).__name__}: {exc}"}
-    if emb is None:
-        return {"available": False, "reason": "no embedder configured (text search only)"}
-    name = getattr(emb, "name", type(emb).__name__)
-    return {"available": True, "name": name, "dim": getattr(emb, "dim", None)}
+    return {"available": True, "name": emb.name, "dim": emb.dim}
 
 
 def _capture_report(root: Path) -> dict[str, Any]:
