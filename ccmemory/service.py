@@ -63,6 +63,7 @@ class Service:
         self.project = self.config.project
         self._embedder: Any = None
         self._embedder_problem: str | None = None
+        self._vectors_fresh = False  # every memory has a vector (checked since the last write)
 
     @classmethod
     def open(cls, start: Path | None = None) -> Service:
@@ -132,6 +133,7 @@ class Service:
     def reindex(
         self, *, full: bool = False, progress: Callable[[int, int], None] | None = None
     ) -> ReindexReport:
+        self._vectors_fresh = False
         return reindex(
             self.vault,
             self.index,
@@ -147,6 +149,7 @@ class Service:
         If the index is unavailable the file is still written and the notice says so.
         """
         path = self.vault.write_new(memory)
+        self._vectors_fresh = False
         rel = self.vault.rel(path)
         view = gitstate.snapshot(self.vault.root, self.config.main_branch)
         status = view.status_of(rel)
@@ -189,10 +192,13 @@ class Service:
     ) -> SearchResponse:
         f = filters or self.filters()
         emb = self.embedder() if mode in ("hybrid", "semantic") else None
-        if emb is not None:
+        if emb is not None and not self._vectors_fresh:
+            # once per process and after each write: scanning for missing vectors is O(vault)
             _, problem = self.embed_missing()
             if problem:
                 emb, self._embedder_problem = None, problem
+            else:
+                self._vectors_fresh = True
         return search(
             self.index,
             query,

@@ -763,7 +763,21 @@ class SQLiteIndex:
             )
         scores = matrix @ query
         plain = Filters(project=f.project, include_superseded=True)
-        if f != plain:
+        if f == Filters(project=f.project):
+            # the common case (only superseded memories hidden): mask the few superseded ones
+            # instead of listing every allowed id
+            banned = {
+                r[0]
+                for r in self.db.execute(
+                    "SELECT DISTINCT r.dst FROM relations r JOIN memories s ON s.project = r.project"
+                    " AND s.id = r.src WHERE r.project = ? AND r.type = 'SUPERSEDES' AND r.src != r.dst",
+                    (f.project,),
+                )
+            }
+            if banned:
+                mask = np.fromiter((i not in banned for i in ids), dtype=bool, count=len(ids))
+                scores = np.where(mask, scores, -np.inf)
+        elif f != plain:
             where, params = self._where(f)
             allowed = {r[0] for r in self.db.execute(f"SELECT m.id FROM memories m WHERE {where}", params)}
             mask = np.fromiter((i in allowed for i in ids), dtype=bool, count=len(ids))
