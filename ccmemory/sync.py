@@ -36,17 +36,33 @@ class ReindexReport:
         }
 
 
-def scan(vault: Vault) -> dict[str, tuple[Path, int, int]]:
-    """rel path -> (abs path, mtime_ns, size) for every memory file."""
-    out: dict[str, tuple[Path, int, int]] = {}
-    root = str(vault.root) + os.sep
-    for path in vault.iter_paths():
+def scan(vault: Vault) -> dict[str, tuple[str, int, int]]:
+    """rel path -> (abs path, mtime_ns, size) for every memory file (the same set as
+    `Vault.iter_paths`), with os.scandir and plain strings: this runs on every reindex."""
+    from ccmemory.model import FOLDER_TO_TYPE
+    from ccmemory.vault import VAULT_DIR
+
+    out: dict[str, tuple[str, int, int]] = {}
+    base = str(vault.dir)
+    stack = [(os.path.join(base, folder), f"{VAULT_DIR}/{folder}") for folder in sorted(FOLDER_TO_TYPE)]
+    while stack:
+        folder, rel_folder = stack.pop()
         try:
-            st = path.stat()
-        except FileNotFoundError:
+            entries = list(os.scandir(folder))
+        except (FileNotFoundError, NotADirectoryError):
             continue
-        rel = str(path)[len(root) :].replace(os.sep, "/")
-        out[rel] = (path, st.st_mtime_ns, st.st_size)
+        for entry in entries:
+            name = entry.name
+            if name.startswith("."):
+                continue
+            try:
+                if entry.is_dir(follow_symlinks=True):
+                    stack.append((entry.path, f"{rel_folder}/{name}"))
+                elif name.endswith(".md"):
+                    st = entry.stat()
+                    out[f"{rel_folder}/{name}"] = (entry.path, st.st_mtime_ns, st.st_size)
+            except FileNotFoundError:
+                continue
     return out
 
 
@@ -107,7 +123,7 @@ def reindex(
     total = len(changed)
     for n, rel in enumerate(sorted(changed), 1):
         path, mtime, size = on_disk[rel]
-        rec = load_record(path, rel, mtime, size)
+        rec = load_record(Path(path), rel, mtime, size)
         old = known.get(rel)
         if old is None:
             report.added += 1
