@@ -293,6 +293,7 @@ class Neo4jIndex:
                 s=self.scope,
                 paths=removed,
             ).consume()
+            payloads = {r.path: _payload(r.memory) for r in upserts if r.memory}
             rows = [
                 {
                     "path": r.path,
@@ -303,7 +304,7 @@ class Neo4jIndex:
                         "mem_id": r.memory.id if r.memory else None,
                         "error": r.error,
                         "error_line": r.error_line,
-                        "payload": _payload(r.memory) if r.memory else None,
+                        "payload": payloads.get(r.path),
                         "status": status_of(r.path) if r.memory else None,
                         "author_git": adders.get(r.path) if r.memory else None,
                     },
@@ -317,7 +318,13 @@ class Neo4jIndex:
                 s=self.scope,
                 rows=rows,
             ).consume()
-            self._derive(tx, project, sorted(affected), lambda path: (status_of(path), adders.get(path)))
+            self._derive(
+                tx,
+                project,
+                sorted(affected),
+                lambda path: (status_of(path), adders.get(path)),
+                local=payloads,
+            )
             tx.commit()
 
     def _derive(
@@ -326,18 +333,21 @@ class Neo4jIndex:
         project: str,
         ids: list[str],
         live: Callable[[str], tuple[str, str | None]] | None,
+        local: dict[str, str] | None = None,
     ) -> dict[str, tuple[str, str | None]]:
         """Rebuild the memory nodes of `ids` from their winning files (see the module docstring).
 
         `live(path)` gives (status, git adder) of this scope's paths as git says now (stored on
         the file records when they differ); other scopes' files keep what their clone stored.
+        `local` maps this scope's paths written in this transaction to their payloads, so the
+        winners' payloads need not travel back from the server.
         Returns id -> (status, git author) of the memories rebuilt.
         """
         if not ids:
             return {}
         files = tx.run(
             "UNWIND $ids AS id MATCH (f:MemoryFile {project: $p, mem_id: id}) WHERE f.error IS NULL "
-            "RETURN id, f.scope AS scope, f.path AS path, f.hash AS hash, f.payload AS payload, "
+            "RETURN id, f.scope AS scope, f.path AS path, f.hash AS hash, "
             "f.status AS status, f.author_git AS author_git",
             p=project,
             ids=ids,
@@ -354,7 +364,7 @@ class Neo4jIndex:
             key = (r["id"], r["scope"])
             cur = per_scope.get(key)
             if cur is None or r["path"] < cur[0]:
-                per_scope[key] = (r["path"], r["hash"], r["payload"], status or "developmental", adder)
+                per_scope[key] = (r["path"], r["hash"], r["scope"], status or "developmental", adder)
         if stale:
             tx.run(
                 "UNWIND $rows AS row MATCH (f:MemoryFile {project: $p, scope: $s, path: row.path}) "
@@ -370,11 +380,30 @@ class Neo4jIndex:
             if mem_id not in best or rank < best[mem_id]:
                 best[mem_id] = rank
                 winners[mem_id] = cand
+        # the winners' payloads: from this transaction's writes when we have them, else stored
+        local = local or {}
+        payload_of: dict[tuple[str, str], str] = {}
+        fetch: list[dict[str, str]] = []
+        for cand in winners.values():
+            if cand[2] == self.scope and cand[0] in local:
+                payload_of[(cand[2], cand[0])] = local[cand[0]]
+            else:
+                fetch.append({"scope": cand[2], "path": cand[0]})
+        if fetch:
+            for r in tx.run(
+                "UNWIND $rows AS row MATCH (f:MemoryFile {project: $p, scope: row.scope, path: row.path}) "
+                "RETURN row.scope AS scope, row.path AS path, f.payload AS payload",
+                p=project,
+                rows=fetch,
+            ):
+                payload_of[(r["scope"], r["path"])] = r["payload"]
         # 1. strip every affected node back to a bare Ident, remembering whom it pointed at
         old_targets = tx.run(
             "UNWIND $ids AS id MATCH (n:Ident {project: $p, id: id}) "
             f"OPTIONAL MATCH (n)-[r:{_REL_PATTERN}]->(d:Ident) "
             "WITH n, collect(d.id) AS targets "
+            # a subquery per node: the planner cannot start the deletion from the relationships
+            "CALL (n) { MATCH (n)-[r]->() DELETE r } "
             f"REMOVE n:Memory:{_ALL_TYPE_LABELS} "
             "SET n = {project: n.project, id: n.id} "
             "RETURN targets",
@@ -384,11 +413,6 @@ class Neo4jIndex:
         stub_candidates: set[str] = set(ids)
         for r in old_targets:
             stub_candidates.update(r["targets"])
-        tx.run(
-            "UNWIND $ids AS id MATCH (n:Ident {project: $p, id: id})-[r]->() DELETE r",
-            p=project,
-            ids=ids,
-        ).consume()
         # 2. build the rows of the winners
         mems: list[dict[str, Any]] = []
         edges: list[dict[str, Any]] = []
@@ -399,8 +423,8 @@ class Neo4jIndex:
             win = winners.get(mem_id)
             if win is None:
                 continue
-            path, fhash, payload, status, adder = win
-            d = json.loads(payload)
+            path, fhash, win_scope, status, adder = win
+            d = json.loads(payload_of[(win_scope, path)])
             im = IndexedMemory(
                 id=d["id"],
                 type=d["type"],
@@ -473,44 +497,103 @@ class Neo4jIndex:
             touched.extend(
                 {"id": im.id, "path": f} for f in dict.fromkeys(f.strip() for f in im.files if f.strip())
             )
-        # 3. write them, batched
+        # 3. write them, batched. Every outgoing relationship of `ids` was deleted above and each
+        # id is written once, so relationships are CREATEd; the nodes they point at are MERGEd
+        # first, once per distinct key, and then only matched.
         if mems:
+            tx.run("MERGE (:Project {name: $p})", p=project).consume()
+            by_label: dict[str, list[dict[str, Any]]] = {}
+            for row in mems:
+                by_label.setdefault(row["label"], []).append(row)
+            for label, rows in sorted(by_label.items()):
+                # `label` comes from TYPE_LABELS (checked by _label), never from user text
+                tx.run(
+                    "UNWIND $rows AS row MERGE (n:Ident {project: $p, id: row.id}) "
+                    f"SET n:Memory:{label}, n += row.props",
+                    p=project,
+                    rows=rows,
+                ).consume()
             tx.run(
-                "MERGE (pr:Project {name: $p}) WITH pr "
-                "UNWIND $rows AS row MERGE (n:Ident {project: $p, id: row.id}) "
-                "SET n:Memory, n:$(row.label), n += row.props "
-                "MERGE (n)-[:IN_PROJECT]->(pr) "
-                "FOREACH (_ IN CASE WHEN row.props.session IS NULL THEN [] ELSE [1] END | "
-                "  MERGE (s:Session {project: $p, id: row.props.session}) "
-                "  MERGE (n)-[:CAPTURED_IN]->(s)) "
-                "FOREACH (_ IN CASE WHEN row.props.author IS NULL THEN [] ELSE [1] END | "
-                "  MERGE (a:Author {id: row.props.author}) "
-                "  MERGE (n)-[:AUTHORED_BY]->(a))",
+                "MATCH (pr:Project {name: $p}) UNWIND $ids AS id "
+                "MATCH (n:Ident {project: $p, id: id}) CREATE (n)-[:IN_PROJECT]->(pr)",
                 p=project,
-                rows=mems,
+                ids=[row["id"] for row in mems],
             ).consume()
+            sessions = [
+                {"id": row["id"], "key": row["props"]["session"]}
+                for row in mems
+                if row["props"]["session"] is not None
+            ]
+            if sessions:
+                tx.run(
+                    "UNWIND $keys AS key MERGE (:Session {project: $p, id: key})",
+                    p=project,
+                    keys=sorted({r["key"] for r in sessions}),
+                ).consume()
+                tx.run(
+                    "UNWIND $rows AS row MATCH (n:Ident {project: $p, id: row.id}) "
+                    "MATCH (s:Session {project: $p, id: row.key}) CREATE (n)-[:CAPTURED_IN]->(s)",
+                    p=project,
+                    rows=sessions,
+                ).consume()
+            authors = [
+                {"id": row["id"], "key": row["props"]["author"]}
+                for row in mems
+                if row["props"]["author"] is not None
+            ]
+            if authors:
+                tx.run(
+                    "UNWIND $keys AS key MERGE (:Author {id: key})",
+                    keys=sorted({r["key"] for r in authors}),
+                ).consume()
+                tx.run(
+                    "UNWIND $rows AS row MATCH (n:Ident {project: $p, id: row.id}) "
+                    "MATCH (a:Author {id: row.key}) CREATE (n)-[:AUTHORED_BY]->(a)",
+                    p=project,
+                    rows=authors,
+                ).consume()
         if topics:
             tx.run(
-                "UNWIND $rows AS row MATCH (n:Memory {project: $p, id: row.id}) "
-                "MERGE (t:Topic {project: $p, name: row.name}) CREATE (n)-[:ABOUT]->(t)",
+                "UNWIND $names AS name MERGE (:Topic {project: $p, name: name})",
+                p=project,
+                names=sorted({r["name"] for r in topics}),
+            ).consume()
+            tx.run(
+                "UNWIND $rows AS row MATCH (n:Ident {project: $p, id: row.id}) "
+                "MATCH (t:Topic {project: $p, name: row.name}) CREATE (n)-[:ABOUT]->(t)",
                 p=project,
                 rows=topics,
             ).consume()
         if touched:
             tx.run(
-                "UNWIND $rows AS row MATCH (n:Memory {project: $p, id: row.id}) "
-                "MERGE (f:File {project: $p, path: row.path}) CREATE (n)-[:TOUCHES]->(f)",
+                "UNWIND $paths AS path MERGE (:File {project: $p, path: path})",
+                p=project,
+                paths=sorted({r["path"] for r in touched}),
+            ).consume()
+            tx.run(
+                "UNWIND $rows AS row MATCH (n:Ident {project: $p, id: row.id}) "
+                "MATCH (f:File {project: $p, path: row.path}) CREATE (n)-[:TOUCHES]->(f)",
                 p=project,
                 rows=touched,
             ).consume()
         if edges:
             tx.run(
-                "UNWIND $rows AS row MATCH (s:Memory {project: $p, id: row.src}) "
-                "MERGE (d:Ident {project: $p, id: row.dst}) "
-                "CREATE (s)-[r:$(row.type)]->(d) SET r.reason = row.reason",
+                "UNWIND $ids AS id MERGE (:Ident {project: $p, id: id})",
                 p=project,
-                rows=edges,
+                ids=sorted({r["dst"] for r in edges}),
             ).consume()
+            by_type: dict[str, list[dict[str, Any]]] = {}
+            for row in edges:
+                by_type.setdefault(row["type"], []).append(row)
+            for rtype, rows in sorted(by_type.items()):
+                # `rtype` was checked against RELATION_TYPES above, never user text
+                tx.run(
+                    "UNWIND $rows AS row MATCH (s:Ident {project: $p, id: row.src}) "
+                    "MATCH (d:Ident {project: $p, id: row.dst}) "
+                    f"CREATE (s)-[r:{rtype}]->(d) SET r.reason = row.reason",
+                    p=project,
+                    rows=rows,
+                ).consume()
         # 4. ids that are neither memories nor relation targets any more disappear
         tx.run(
             "UNWIND $ids AS id MATCH (n:Ident {project: $p, id: id}) "
