@@ -80,6 +80,33 @@ class IndexedMemory:
         return f"ccmemory://memory/{self.id}"
 
     @classmethod
+    def from_payload(
+        cls, d: dict[str, Any], *, path: str, status: str, project: str, hash: str
+    ) -> IndexedMemory:
+        """From the JSON payload a file record stores (`sqlite.memory_payload`)."""
+        return cls(
+            id=d["id"],
+            type=d["type"],
+            title=d["title"],
+            body=d["body"],
+            created=d["created"],
+            path=path,
+            status=status,
+            project=project,
+            author=d.get("author"),
+            session=d.get("session"),
+            branch=d.get("branch"),
+            topics=d.get("topics") or [],
+            files=d.get("files") or [],
+            confidence=d.get("confidence"),
+            source=d.get("source"),
+            supersedes=d.get("supersedes") or [],
+            relations=[Relation(r["type"], r["target"], r.get("reason")) for r in d.get("relations") or []],
+            fields=d.get("fields") or {},
+            hash=hash,
+        )
+
+    @classmethod
     def from_memory(
         cls,
         memory: Memory,

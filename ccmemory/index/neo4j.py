@@ -425,29 +425,7 @@ class Neo4jIndex:
                 continue
             path, fhash, win_scope, status, adder = win
             d = json.loads(payload_of[(win_scope, path)])
-            im = IndexedMemory(
-                id=d["id"],
-                type=d["type"],
-                title=d["title"],
-                body=d["body"],
-                created=d["created"],
-                path=path,
-                status=status,
-                project=project,
-                author=d.get("author"),
-                session=d.get("session"),
-                branch=d.get("branch"),
-                topics=d.get("topics") or [],
-                files=d.get("files") or [],
-                confidence=d.get("confidence"),
-                source=d.get("source"),
-                supersedes=d.get("supersedes") or [],
-                relations=[
-                    Relation(r["type"], r["target"], r.get("reason")) for r in d.get("relations") or []
-                ],
-                fields=d.get("fields") or {},
-                hash=fhash,
-            )
+            im = IndexedMemory.from_payload(d, path=path, status=status, project=project, hash=fhash)
             git_author = None if im.author else adder
             derived[im.id] = (im.status, git_author)
             conf = None if im.confidence is None else float(im.confidence)

@@ -287,29 +287,7 @@ class SQLiteIndex:
         for mem_id in sorted(winners):
             path, fhash, payload = winners[mem_id]
             d = json.loads(payload)
-            im = IndexedMemory(
-                id=d["id"],
-                type=d["type"],
-                title=d["title"],
-                body=d["body"],
-                created=d["created"],
-                path=path,
-                status=status_of(path),
-                project=project,
-                author=d.get("author"),
-                session=d.get("session"),
-                branch=d.get("branch"),
-                topics=d.get("topics") or [],
-                files=d.get("files") or [],
-                confidence=d.get("confidence"),
-                source=d.get("source"),
-                supersedes=d.get("supersedes") or [],
-                relations=[
-                    Relation(r["type"], r["target"], r.get("reason")) for r in d.get("relations") or []
-                ],
-                fields=d.get("fields") or {},
-                hash=fhash,
-            )
+            im = IndexedMemory.from_payload(d, path=path, status=status_of(path), project=project, hash=fhash)
             rid = next_rid
             next_rid += 1
             mem_rows.append(
