@@ -211,14 +211,7 @@ class Memory:
 
     def text_fields(self) -> str:
         """The type's prose fields joined, for full-text indexing."""
-        parts: list[str] = []
-        for name in self.spec.text_fields:
-            value = self.fields.get(name)
-            if isinstance(value, list):
-                parts.extend(str(v) for v in value)
-            elif value not in (None, ""):
-                parts.append(str(value))
-        return "\n".join(parts)
+        return fields_text(self.type, self.fields)
 
     def to_frontmatter(self) -> dict[str, Any]:
         """Frontmatter in the canonical key order; empty optional values are left out."""
@@ -247,6 +240,24 @@ class Memory:
         for key, value in self.extra.items():
             meta.setdefault(key, value)
         return meta
+
+
+def prose_values(mtype: str, fields: dict[str, Any]) -> list[list[str]]:
+    """The values of a type's prose fields, one list per field that has one (a scalar is a
+    one-item list, an empty scalar is left out)."""
+    out: list[list[str]] = []
+    for name in TYPES[mtype].text_fields:
+        value = fields.get(name)
+        if isinstance(value, list):
+            out.append([str(v) for v in value])
+        elif value not in (None, ""):
+            out.append([str(value)])
+    return out
+
+
+def fields_text(mtype: str, fields: dict[str, Any]) -> str:
+    """The type's prose fields as one text, a line per value (the full-text 'fields' column)."""
+    return "\n".join(v for values in prose_values(mtype, fields) for v in values)
 
 
 # --- validation ----------------------------------------------------------------------------------

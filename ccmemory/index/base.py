@@ -260,13 +260,14 @@ class Index(Protocol):
 
 def embed_text(m: IndexedMemory) -> str:
     """The text embedded for a memory (title, body and prose fields)."""
-    from ccmemory.model import TYPES
+    from ccmemory.model import prose_values
 
-    parts = [m.title, m.body]
-    for name in TYPES[m.type].text_fields:
-        value = m.fields.get(name)
-        if isinstance(value, list):
-            parts.append(", ".join(str(v) for v in value))
-        elif value not in (None, ""):
-            parts.append(str(value))
+    parts = [m.title, m.body, *(", ".join(values) for values in prose_values(m.type, m.fields))]
     return "\n".join(p for p in parts if p).strip()
+
+
+def text_hash(m: IndexedMemory) -> str:
+    """The key under which a memory's vector is cached: sha256 of its embedded text."""
+    import hashlib
+
+    return hashlib.sha256(embed_text(m).encode("utf-8")).hexdigest()

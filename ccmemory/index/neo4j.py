@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -56,9 +55,18 @@ from ccmemory.index.base import (
     IndexedMemory,
     IndexError_,
     embed_text,
+    text_hash,
 )
 from ccmemory.index.query import lucene_query
-from ccmemory.model import RELATION_TYPES, TYPES, Memory, Relation, format_timestamp, normalise_topic
+from ccmemory.model import (
+    RELATION_TYPES,
+    TYPES,
+    Memory,
+    Relation,
+    fields_text,
+    format_timestamp,
+    normalise_topic,
+)
 
 if TYPE_CHECKING:
     from ccmemory.config import Config
@@ -115,21 +123,6 @@ def _label(mtype: str) -> str:
     if label is None:  # never reached with validated memories; labels are never user text
         raise IndexError_(f"unknown memory type {mtype!r}")
     return label
-
-
-def _fields_text(fields: dict[str, Any], mtype: str) -> str:
-    parts: list[str] = []
-    for name in TYPES[mtype].text_fields:
-        value = fields.get(name)
-        if isinstance(value, list):
-            parts.extend(str(v) for v in value)
-        elif value not in (None, ""):
-            parts.append(str(value))
-    return "\n".join(parts)
-
-
-def _text_hash(m: IndexedMemory) -> str:
-    return hashlib.sha256(embed_text(m).encode("utf-8")).hexdigest()
 
 
 def _payload(memory: Memory) -> str:
@@ -453,8 +446,8 @@ class Neo4jIndex:
                         "supersedes": json.dumps(im.supersedes),
                         "relations": json.dumps([r.to_dict() for r in im.relations], ensure_ascii=False),
                         "hash": fhash,
-                        "text_hash": _text_hash(im),
-                        "fields_text": _fields_text(im.fields, im.type),
+                        "text_hash": text_hash(im),
+                        "fields_text": fields_text(im.type, im.fields),
                     },
                 }
             )

@@ -7,7 +7,6 @@ WAL mode, a busy timeout, and every write in one `BEGIN IMMEDIATE` transaction.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import sqlite3
 import threading
@@ -25,9 +24,10 @@ from ccmemory.index.base import (
     IndexedMemory,
     IndexError_,
     embed_text,
+    text_hash,
 )
 from ccmemory.index.query import fts_query
-from ccmemory.model import Memory, Relation, format_timestamp, normalise_topic
+from ccmemory.model import Memory, Relation, fields_text, format_timestamp, normalise_topic
 
 SCHEMA_VERSION = 2
 _SCHEMA = """
@@ -67,10 +67,6 @@ _BM25 = "bm25(memory_fts, 4.0, 1.0, 2.0)"
 _EFFECTIVE_AUTHOR = "coalesce(m.author_fm, m.author_git)"
 
 
-def _text_hash(m: IndexedMemory) -> str:
-    return hashlib.sha256(embed_text(m).encode("utf-8")).hexdigest()
-
-
 def memory_payload(memory: Memory) -> str:
     data = {
         "id": memory.id,
@@ -90,19 +86,6 @@ def memory_payload(memory: Memory) -> str:
         "fields": memory.fields,
     }
     return json.dumps(data, default=str, ensure_ascii=False, sort_keys=True)
-
-
-def _fields_text(fields: dict[str, Any], mtype: str) -> str:
-    from ccmemory.model import TYPES
-
-    parts: list[str] = []
-    for name in TYPES[mtype].text_fields:
-        value = fields.get(name)
-        if isinstance(value, list):
-            parts.extend(str(v) for v in value)
-        elif value not in (None, ""):
-            parts.append(str(value))
-    return "\n".join(parts)
 
 
 def _superseded_sql(viewer: str | None) -> tuple[str, list[Any]]:
@@ -313,10 +296,10 @@ class SQLiteIndex:
                     json.dumps(im.supersedes),
                     json.dumps([r.to_dict() for r in im.relations], ensure_ascii=False),
                     fhash,
-                    _text_hash(im),
+                    text_hash(im),
                 )
             )
-            fts_rows.append((rid, im.title, im.body, _fields_text(im.fields, im.type)))
+            fts_rows.append((rid, im.title, im.body, fields_text(im.type, im.fields)))
             edges: dict[tuple[str, str], str | None] = {}
             for target in im.supersedes:
                 edges.setdefault(("SUPERSEDES", target), None)
