@@ -288,6 +288,19 @@ def parse_timestamp(value: Any) -> datetime | None:
     return None
 
 
+_AGE_UNITS = {"h": 3600, "d": 86400, "w": 7 * 86400, "m": 30 * 86400, "y": 365 * 86400}
+
+
+def parse_when(text: str) -> datetime | None:
+    """A date, an ISO timestamp, or a relative age (12h / 7d / 3w / 6m / 1y ago); None if neither."""
+    from datetime import timedelta
+
+    v = text.strip()
+    if len(v) > 1 and v[:-1].isdigit() and v[-1] in _AGE_UNITS:
+        return datetime.now(UTC) - timedelta(seconds=int(v[:-1]) * _AGE_UNITS[v[-1]])
+    return parse_timestamp(v)
+
+
 def format_timestamp(value: datetime) -> str:
     return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 

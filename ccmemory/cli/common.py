@@ -8,7 +8,7 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -50,15 +50,9 @@ def parse_when(value: str | None) -> datetime | None:
     """Accept 2026-11-20, 2026-11-20T14:03:11Z, or relative '7d' / '3w' / '12h'."""
     if not value:
         return None
-    from datetime import timedelta
+    from ccmemory.model import parse_when as parse
 
-    from ccmemory.model import parse_timestamp
-
-    units = {"h": 3600, "d": 86400, "w": 7 * 86400, "m": 30 * 86400, "y": 365 * 86400}
-    v = value.strip()
-    if len(v) > 1 and v[:-1].isdigit() and v[-1] in units:
-        return datetime.now(UTC) - timedelta(seconds=int(v[:-1]) * units[v[-1]])
-    parsed = parse_timestamp(v)
+    parsed = parse(value)
     if parsed is None:
         raise click.BadParameter(f"{value!r}: use a date (2026-11-20), a timestamp or 7d/3w/12h")
     return parsed

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ccmemory.index.base import Filters, IndexedMemory, IndexError_
 from ccmemory.model import REVERSE_NAMES, TYPES, Memory, Relation, new_id, parse_timestamp
+from ccmemory.model import parse_when as model_parse_when
 from ccmemory.redact import redact
 from ccmemory.vault import VaultNotFound
 
@@ -145,11 +146,7 @@ def parse_when(value: str | None, name: str) -> datetime | None:
     """A date (2026-11-20), an ISO timestamp, or relative 12h / 7d / 3w / 6m / 1y ago."""
     if value is None or not value.strip():
         return None
-    units = {"h": 3600, "d": 86400, "w": 7 * 86400, "m": 30 * 86400, "y": 365 * 86400}
-    v = value.strip()
-    if len(v) > 1 and v[:-1].isdigit() and v[-1] in units:
-        return datetime.now(UTC) - timedelta(seconds=int(v[:-1]) * units[v[-1]])
-    parsed = parse_timestamp(v)
+    parsed = model_parse_when(value)
     if parsed is None:
         raise ToolFailure(
             "invalid_argument",
