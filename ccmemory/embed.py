@@ -141,10 +141,15 @@ class LocalMiniLM:
 
     Mean-pools ``last_hidden_state`` over the attention mask, then L2-normalises, as
     sentence-transformers does for this model. The model and tokenizer load on first use
-    (about 0.3 s); the instance is safe to share between threads.
+    (about 0.1–0.4 s); the instance is safe to share between threads.
+
+    By default (``integer=True``) the published file is run through the integer-arithmetic
+    rewrite of :mod:`ccmemory.int8graph` (same int8 weights, int8 kernels, about twice the
+    throughput, vectors within cosine 0.99 of the float path); ``integer=False`` runs the file
+    as published, where onnxruntime dequantises the weights and computes in float. The two
+    have different names, so their cached vectors are never mixed.
     """
 
-    name = "minilm-l6-int8"
     dim = 384
 
     def __init__(
@@ -155,7 +160,10 @@ class LocalMiniLM:
         max_length: int = 256,
         batch_size: int = 32,
         threads: int | None = None,
+        integer: bool = True,
     ) -> None:
+        self.integer = integer
+        self.name = "minilm-l6-int8-dq" if integer else "minilm-l6-int8"
         self._model_path = Path(model_path) if model_path is not None else None
         self._vocab_path = Path(vocab_path) if vocab_path is not None else None
         self.max_length = max_length
@@ -221,12 +229,7 @@ class LocalMiniLM:
         opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         opts.log_severity_level = 3  # errors only: no warnings on stderr of a CLI
-        try:
-            session = ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
-        except Exception as exc:
-            raise EmbedderUnavailable(
-                f"embedding model file is corrupt or unreadable ({path}): {_first_line(exc)}"
-            ) from exc
+        session = self._open(ort, opts, path)
         inputs = {i.name for i in session.get_inputs()}
         need = {"input_ids", "attention_mask", "token_type_ids"}
         if not need <= inputs:
@@ -242,6 +245,47 @@ class LocalMiniLM:
                 f"embedding model {path} gives {width} dimensions, expected {self.dim} (dimension mismatch)"
             )
         return session
+
+    def _open(self, ort: Any, opts: Any, path: Path) -> Any:
+        """An inference session over ``path`` (or over its integer rewrite, see the class)."""
+
+        def start(model: Path | bytes) -> Any:
+            arg = str(model) if isinstance(model, Path) else model
+            return ort.InferenceSession(arg, sess_options=opts, providers=["CPUExecutionProvider"])
+
+        if self.integer:
+            return self._open_integer(start, path)
+        try:
+            return start(path)
+        except Exception as exc:
+            raise EmbedderUnavailable(
+                f"embedding model file is corrupt or unreadable ({path}): {_first_line(exc)}"
+            ) from exc
+
+    def _open_integer(self, start: Callable[[Path | bytes], Any], path: Path) -> Any:
+        from ccmemory import int8graph
+
+        try:
+            model = int8graph.prepared(path)
+        except int8graph.ConversionError as exc:
+            raise EmbedderUnavailable(
+                f"embedding model file is corrupt or unreadable ({path}): {exc}"
+            ) from exc
+        try:
+            return start(model)
+        except Exception as first:
+            if not isinstance(model, Path):
+                raise EmbedderUnavailable(
+                    f"integer graph of {path} does not load: {_first_line(first)}"
+                ) from first
+            # A damaged cache file (disk full, truncated copy): rebuild it once.
+            int8graph.discard(model)
+            try:
+                return start(int8graph.prepared(path))
+            except Exception as exc:
+                raise EmbedderUnavailable(
+                    f"integer graph of {path} does not load: {_first_line(exc)}"
+                ) from exc
 
     def embed(self, texts: Sequence[str], kind: Kind = "document") -> Vectors:
         """Embed ``texts``; ``kind`` is accepted for the protocol (MiniLM is symmetric)."""

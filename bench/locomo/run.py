@@ -474,6 +474,11 @@ def main() -> None:
     ap.add_argument("--sweep", action="store_true", help="tune on conversations 0-4")
     ap.add_argument("--baseline", action="store_true", help="the naive configuration")
     ap.add_argument("--ablation", action="store_true", help="hybrid, step by step")
+    ap.add_argument(
+        "--float-graph",
+        action="store_true",
+        help="run the model file as published (float inference) instead of the int8 rewrite",
+    )
     args = ap.parse_args()
 
     convs, stats = load(args.data)
@@ -484,7 +489,9 @@ def main() -> None:
         f"(categories 1-4: {stats['questions_1_4']}, without a valid evidence turn: "
         f"{stats['no_valid_evidence']}, unmatched evidence ids: {stats['unmatched_ids']})"
     )
-    cache = VectorCache(args.cache, LocalMiniLM())
+    embedder = LocalMiniLM(integer=not args.float_graph)
+    print(f"embedder: {embedder.name}")
+    cache = VectorCache(args.cache, embedder)
     if args.sweep:
         sweep(convs, cache, BEST)
         return
