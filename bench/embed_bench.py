@@ -1,11 +1,16 @@
 """Embedding throughput and model load time of the local MiniLM embedder.
 
     .venv/bin/python bench/embed_bench.py [--n 1000] [--batch-sizes 16,32,64] [--repeat 3]
+                                          [--graphs integer,float]
 
 Two workloads, generated deterministically: "sentences" (a memory title alone, 6-9 words) and
 "memories" (title plus one or two sentences, 25-45 words, like the files ccmemory writes).
 Load time is measured in a fresh interpreter (import ccmemory.embed + load model and
 tokenizer), so the page cache is warm but nothing is imported yet.
+
+Graphs: "integer" is the default embedder (the int8-kernel rewrite of ccmemory/int8graph.py),
+"float" runs the published file as onnxruntime loads it (``LocalMiniLM(integer=False)``). Their
+runs are interleaved, so both see the same machine state.
 
 The machine may be shared: the script prints the load average and a numpy float32 matmul
 rate next to the figures, so runs on a busy machine can be told apart.
@@ -92,7 +97,7 @@ LOAD_SNIPPET = """
 import time
 t0 = time.perf_counter()
 from ccmemory.embed import LocalMiniLM
-e = LocalMiniLM()
+e = LocalMiniLM(integer={integer})
 e.load()
 t1 = time.perf_counter()
 e.embed(["warm up"], "query")
@@ -101,11 +106,12 @@ print(t1 - t0, t2 - t1)
 """
 
 
-def load_times(repeat: int) -> tuple[list[float], list[float]]:
+def load_times(repeat: int, integer: bool) -> tuple[list[float], list[float]]:
     loads, firsts = [], []
+    snippet = LOAD_SNIPPET.replace("{integer}", str(integer))
     for _ in range(repeat):
         out = subprocess.run(
-            [sys.executable, "-c", LOAD_SNIPPET], capture_output=True, text=True, check=True
+            [sys.executable, "-c", snippet], capture_output=True, text=True, check=True
         ).stdout.split()
         loads.append(float(out[0]))
         firsts.append(float(out[1]))
@@ -133,6 +139,7 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=1000, help="memories per throughput run")
     ap.add_argument("--batch-sizes", default="16,32,64")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--graphs", default="integer,float", help="integer, float or both")
     args = ap.parse_args()
 
     from ccmemory.embed import LocalMiniLM
@@ -142,31 +149,36 @@ def main() -> None:
     print(f"python {platform.python_version()}, {os.cpu_count()} cores, {platform.machine()}")
     print(f"before: {machine_state()}")
 
-    loads, firsts = load_times(args.repeat)
-    print(
-        "cold load (import + model + tokenizer, fresh process): "
-        f"median {statistics.median(loads):.3f} s "
-        f"(runs: {', '.join(f'{x:.3f}' for x in loads)}); first query after load: "
-        f"{statistics.median(firsts) * 1000:.1f} ms"
-    )
+    graphs = [g.strip() for g in args.graphs.split(",") if g.strip()]
+    for graph in graphs:
+        loads, firsts = load_times(args.repeat, graph == "integer")
+        print(
+            f"[{graph}] cold load (import + model + tokenizer, fresh process): "
+            f"median {statistics.median(loads):.3f} s "
+            f"(runs: {', '.join(f'{x:.3f}' for x in loads)}); first query after load: "
+            f"{statistics.median(firsts) * 1000:.1f} ms"
+        )
 
     for label, texts in (("sentences", sentences), ("memories", memories)):
         words = statistics.mean(len(t.split()) for t in texts)
         for bs in [int(x) for x in args.batch_sizes.split(",")]:
-            emb = LocalMiniLM(batch_size=bs)
-            emb.load()
-            emb.embed(texts[:bs])
-            rates = []
+            embs = {g: LocalMiniLM(batch_size=bs, integer=g == "integer") for g in graphs}
+            rates: dict[str, list[float]] = {g: [] for g in graphs}
+            for emb in embs.values():
+                emb.load()
+                emb.embed(texts[: max(bs, 8)])
             for _ in range(args.repeat):
-                t0 = time.perf_counter()
-                emb.embed(texts)
-                rates.append(len(texts) / (time.perf_counter() - t0))
-            print(
-                f"{label} (mean {words:.1f} words) batch {bs:3d}: median "
-                f"{statistics.median(rates):6.1f} texts/s "
-                f"(runs: {', '.join(f'{r:.1f}' for r in rates)})",
-                flush=True,
-            )
+                for g, emb in embs.items():
+                    t0 = time.perf_counter()
+                    emb.embed(texts)
+                    rates[g].append(len(texts) / (time.perf_counter() - t0))
+            for g in graphs:
+                print(
+                    f"[{g}] {label} (mean {words:.1f} words) batch {bs:3d}: median "
+                    f"{statistics.median(rates[g]):6.1f} texts/s "
+                    f"(runs: {', '.join(f'{r:.1f}' for r in rates[g])})",
+                    flush=True,
+                )
 
     emb = LocalMiniLM()
     emb.load()

@@ -303,6 +303,15 @@ def test_vectors(backend: tuple[Index, str], scenario: Scenario) -> None:
     assert len(hits) == 3 and hits[0][1] >= hits[1][1] >= hits[2][1]
     alice = idx.vector_search(emb, q, Filters(p, viewer=ALICE), limit=10)
     assert scenario.ids["bob_dev"] not in [m for m, _ in alice]
+    # the default filter drops superseded memories; dropping the superseding file brings
+    # its target back (no stale cached mask)
+    plain = [m for m, _ in idx.vector_search(emb, q, Filters(p), limit=10)]
+    assert len(plain) == 6 and scenario.ids["cookies"] not in plain and scenario.ids["local"] not in plain
+    bob = next(x for x in scenario.vault.iter_paths() if "mobile-client" in x.name)
+    bob.unlink()
+    reindex(scenario.vault, idx, p)
+    plain = [m for m, _ in idx.vector_search(emb, q, Filters(p), limit=10)]
+    assert scenario.ids["cookies"] in plain and scenario.ids["local"] not in plain
 
 
 def _fake_vector(text: str) -> list[float]:

@@ -104,6 +104,15 @@ def _superseded_sql(viewer: str | None) -> tuple[str, list[Any]]:
     return sql, params
 
 
+
+def _loads(text: str) -> Any:
+    """json.loads, minus the parser for the empty lists and objects most rows hold."""
+    if text == "[]":
+        return []
+    if text == "{}":
+        return {}
+    return json.loads(text)
+
 class SQLiteIndex:
     backend = "sqlite"
 
@@ -124,7 +133,8 @@ class SQLiteIndex:
                 "and run `ccmemory reindex` to rebuild it from the memory files."
             ) from None
         self._lock = threading.RLock()
-        self._vec_cache: dict[tuple[str, str], tuple[int, list[str], Any]] = {}
+        # (project, embedder) -> [stamp, ids, matrix, mask of not-superseded rows or None]
+        self._vec_cache: dict[tuple[str, str], list[Any]] = {}
 
     # --- plumbing -----------------------------------------------------------------------------
     def _ensure_schema(self) -> None:
@@ -374,13 +384,13 @@ class SQLiteIndex:
             author=r[8],
             session=r[9],
             branch=r[10],
-            topics=json.loads(r[11]),
-            files=json.loads(r[12]),
+            topics=_loads(r[11]),
+            files=_loads(r[12]),
             confidence=r[13],
             source=r[14],
-            supersedes=json.loads(r[15]),
-            relations=[Relation(x["type"], x["target"], x.get("reason")) for x in json.loads(r[16])],
-            fields=json.loads(r[17]),
+            supersedes=_loads(r[15]),
+            relations=[Relation(x["type"], x["target"], x.get("reason")) for x in _loads(r[16])],
+            fields=_loads(r[17]),
             hash=r[18],
         )
 
@@ -684,8 +694,9 @@ class SQLiteIndex:
 
         self._write(work)
 
-    def _vector_matrix(self, project: str, embedder: str) -> tuple[list[str], Any]:
-        """All of a project's vectors as one matrix, cached until the database changes."""
+    def _vector_matrix(self, project: str, embedder: str) -> list[Any]:
+        """All of a project's vectors as one matrix, cached until the database changes:
+        ``[stamp, ids, matrix, live]`` where ``live`` (rows not superseded) is filled lazily."""
         import numpy as np
 
         (version,) = self.db.execute("PRAGMA data_version").fetchone()
@@ -694,7 +705,7 @@ class SQLiteIndex:
         cached = self._vec_cache.get(key)
         stamp = version * 1_000_000_007 + changes
         if cached and cached[0] == stamp:
-            return cached[1], cached[2]
+            return cached
         rows = self.db.execute(
             "SELECT m.id, v.vec, v.dim FROM memories m JOIN vectors v ON v.embedder = ? AND"
             " v.text_hash = m.text_hash WHERE m.project = ? ORDER BY m.id",
@@ -706,15 +717,34 @@ class SQLiteIndex:
             matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim)
         else:
             matrix = np.zeros((0, 0), dtype=np.float32)
-        self._vec_cache[key] = (stamp, ids, matrix)
-        return ids, matrix
+        entry = [stamp, ids, matrix, None]
+        self._vec_cache[key] = entry
+        return entry
+
+    def _live_mask(self, project: str, entry: list[Any]) -> Any:
+        """Boolean mask over ``entry``'s rows: False for memories another one supersedes."""
+        import numpy as np
+
+        if entry[3] is None:
+            banned = {
+                r[0]
+                for r in self.db.execute(
+                    "SELECT DISTINCT r.dst FROM relations r JOIN memories s ON s.project = r.project"
+                    " AND s.id = r.src WHERE r.project = ? AND r.type = 'SUPERSEDES' AND r.src != r.dst",
+                    (project,),
+                )
+            }
+            ids = entry[1]
+            entry[3] = np.fromiter((i not in banned for i in ids), dtype=bool, count=len(ids))
+        return entry[3]
 
     def vector_search(
         self, embedder: str, vector: Any, f: Filters, limit: int = 50
     ) -> list[tuple[str, float]]:
         import numpy as np
 
-        ids, matrix = self._vector_matrix(f.project, embedder)
+        entry = self._vector_matrix(f.project, embedder)
+        ids, matrix = entry[1], entry[2]
         if not ids:
             return []
         query = np.asarray(vector, dtype=np.float32).reshape(-1)
@@ -725,19 +755,8 @@ class SQLiteIndex:
         scores = matrix @ query
         plain = Filters(project=f.project, include_superseded=True)
         if f == Filters(project=f.project):
-            # the common case (only superseded memories hidden): mask the few superseded ones
-            # instead of listing every allowed id
-            banned = {
-                r[0]
-                for r in self.db.execute(
-                    "SELECT DISTINCT r.dst FROM relations r JOIN memories s ON s.project = r.project"
-                    " AND s.id = r.src WHERE r.project = ? AND r.type = 'SUPERSEDES' AND r.src != r.dst",
-                    (f.project,),
-                )
-            }
-            if banned:
-                mask = np.fromiter((i not in banned for i in ids), dtype=bool, count=len(ids))
-                scores = np.where(mask, scores, -np.inf)
+            # the common case (only superseded memories hidden): a mask cached with the matrix
+            scores = np.where(self._live_mask(f.project, entry), scores, -np.inf)
         elif f != plain:
             where, params = self._where(f)
             allowed = {r[0] for r in self.db.execute(f"SELECT m.id FROM memories m WHERE {where}", params)}
