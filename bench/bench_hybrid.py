@@ -1,6 +1,9 @@
 """Hybrid search latency at 10k memories in a warm process, without waiting for 10k embeddings.
 
-    .venv/bin/python bench/bench_hybrid.py --n 10000
+    .venv/bin/python bench/bench_hybrid.py --n 10000 [--cold 10]
+
+With ``--cold N`` it also runs ``ccmemory search <query> --json`` N times as fresh processes
+(Python start, imports, model load, first query) against the same index.
 
 The vault is the synthetic one of bench_index.py. Stored memory vectors are random unit vectors
 (embedding 10k memories with the local model takes minutes on 2 cores: bench_index.py --hybrid
@@ -21,7 +24,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench_index import QUERIES, make_vault, pct
+from bench_index import QUERIES, cli, make_vault, pct
 
 from ccmemory.service import Service
 
@@ -29,6 +32,7 @@ from ccmemory.service import Service
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=10000)
+    ap.add_argument("--cold", type=int, default=0, help="cold CLI searches to time")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -51,6 +55,17 @@ def main() -> None:
                 lat.append((time.perf_counter() - t) * 1000)
         assert resp.mode == "hybrid", resp.notices
         print(f"hybrid search, {args.n} memories, warm process: p50 {pct(lat, 50):.1f} ms, p95 {pct(lat, 95):.1f} ms")
+        svc.close()
+        if args.cold:
+            walls = []
+            for i in range(args.cold):
+                wall, _ = cli(root, "search", QUERIES[i % len(QUERIES)], "--json")
+                walls.append(wall * 1000)
+            print(
+                f"cold `ccmemory search --json`, {args.n} memories, {args.cold} runs: "
+                f"p50 {pct(walls, 50):.0f} ms, max {max(walls):.0f} ms "
+                f"(runs: {', '.join(f'{w:.0f}' for w in walls)})"
+            )
 
 
 if __name__ == "__main__":

@@ -94,7 +94,9 @@ def _stream_log(root: Path, specs: list[str], want: set[str]) -> Iterator[tuple[
             "--format=%x01%H",
             "HEAD",
             "--",
-            VAULT_DIR + "/",
+            # only the memories asked about: the whole vault dir made git list every memory
+            # file of every commit (10k paths for a 10k vault) just to skip them here
+            *(":(literal)" + p for p in sorted(want)),
             *specs,
         ],
         cwd=root,
