@@ -501,13 +501,16 @@ class Neo4jIndex:
                     "CREATE (n)-[:IN_PROJECT]->(pr) "
                     "WITH n, row "
                     "CALL (n, row) { UNWIND row.topics AS name "
-                    "  MATCH (t:Topic {project: $p, name: name}) CREATE (n)-[:ABOUT]->(t) } "
+                    "  MATCH (t:Topic {project: $p, name: name}) USING INDEX t:Topic(project, name) "
+                    "  CREATE (n)-[:ABOUT]->(t) } "
                     "CALL (n, row) { UNWIND row.files AS path "
-                    "  MATCH (f:File {project: $p, path: path}) CREATE (n)-[:TOUCHES]->(f) } "
+                    "  MATCH (f:File {project: $p, path: path}) USING INDEX f:File(project, path) "
+                    "  CREATE (n)-[:TOUCHES]->(f) } "
                     "CALL (n, row) { UNWIND row.sessions AS key "
-                    "  MATCH (x:Session {project: $p, id: key}) CREATE (n)-[:CAPTURED_IN]->(x) } "
+                    "  MATCH (x:Session {project: $p, id: key}) USING INDEX x:Session(project, id) "
+                    "  CREATE (n)-[:CAPTURED_IN]->(x) } "
                     "CALL (n, row) { UNWIND row.authors AS key "
-                    "  MATCH (a:Author {id: key}) CREATE (n)-[:AUTHORED_BY]->(a) } "
+                    "  MATCH (a:Author {id: key}) USING INDEX a:Author(id) CREATE (n)-[:AUTHORED_BY]->(a) } "
                     "RETURN count(*)",
                     p=project,
                     rows=[
@@ -529,7 +532,7 @@ class Neo4jIndex:
                 tx.run(
                     "UNWIND $rows AS row MATCH (s:Ident {project: $p, id: row.src}) "
                     "USING INDEX s:Ident(project, id) "
-                    "MATCH (d:Ident {project: $p, id: row.dst}) "
+                    "MATCH (d:Ident {project: $p, id: row.dst}) USING INDEX d:Ident(project, id) "
                     f"CREATE (s)-[r:{rtype}]->(d) SET r.reason = row.reason",
                     p=project,
                     rows=rows,
