@@ -100,6 +100,12 @@ _SCHEMA = (
     "OPTIONS {indexConfig: {`fulltext.analyzer`: 'english'}}",
 )
 
+# Index hints on the lookups by key: without them the planner, going by the statistics of the
+# moment, has picked a scan of all the project's file records per row (16 s of one 10k reindex).
+_HINT_IDENT = "USING INDEX n:Ident(project, id)"
+_HINT_FILE_PATH = "USING INDEX f:MemoryFile(project, scope, path)"
+_HINT_FILE_MEM = "USING INDEX f:MemoryFile(project, mem_id)"
+
 T = TypeVar("T")
 
 
@@ -270,22 +276,18 @@ class Neo4jIndex:
         removed = list(removed)
         adders = adders or {}
         with self._session() as s, s.begin_transaction() as tx:
-            paths = [r.path for r in upserts] + removed
-            old = tx.run(
-                "UNWIND $paths AS path MATCH (f:MemoryFile {project: $p, scope: $s, path: path}) "
-                "WHERE f.mem_id IS NOT NULL RETURN DISTINCT f.mem_id AS id",
-                p=project,
-                s=self.scope,
-                paths=paths,
-            )
-            affected = {r["id"] for r in old}
-            affected.update(r.memory.id for r in upserts if r.memory)
-            tx.run(
-                "UNWIND $paths AS path MATCH (f:MemoryFile {project: $p, scope: $s, path: path}) DELETE f",
-                p=project,
-                s=self.scope,
-                paths=removed,
-            ).consume()
+            # the memories the files fed before this change are re-derived too
+            affected = {r.memory.id for r in upserts if r.memory}
+            if removed:
+                for r in tx.run(
+                    "UNWIND $paths AS path MATCH (f:MemoryFile {project: $p, scope: $s, path: path}) "
+                    f"{_HINT_FILE_PATH} WITH f, f.mem_id AS old DELETE f RETURN old",
+                    p=project,
+                    s=self.scope,
+                    paths=removed,
+                ):
+                    if r["old"] is not None:
+                        affected.add(r["old"])
             payloads = {r.path: _payload(r.memory) for r in upserts if r.memory}
             rows = [
                 {
@@ -304,13 +306,15 @@ class Neo4jIndex:
                 }
                 for r in upserts
             ]
-            tx.run(
+            for r in tx.run(
                 "UNWIND $rows AS row MERGE (f:MemoryFile {project: $p, scope: $s, path: row.path}) "
-                "SET f += row.props",
+                "WITH f, row, f.mem_id AS old SET f += row.props "
+                "WITH old WHERE old IS NOT NULL RETURN DISTINCT old",
                 p=project,
                 s=self.scope,
                 rows=rows,
-            ).consume()
+            ):
+                affected.add(r["old"])
             self._derive(
                 tx,
                 project,
@@ -339,7 +343,8 @@ class Neo4jIndex:
         if not ids:
             return {}
         files = tx.run(
-            "UNWIND $ids AS id MATCH (f:MemoryFile {project: $p, mem_id: id}) WHERE f.error IS NULL "
+            "UNWIND $ids AS id MATCH (f:MemoryFile {project: $p, mem_id: id}) "
+            f"{_HINT_FILE_MEM} WHERE f.error IS NULL "
             "RETURN id, f.scope AS scope, f.path AS path, f.hash AS hash, "
             "f.status AS status, f.author_git AS author_git",
             p=project,
@@ -361,7 +366,7 @@ class Neo4jIndex:
         if stale:
             tx.run(
                 "UNWIND $rows AS row MATCH (f:MemoryFile {project: $p, scope: $s, path: row.path}) "
-                "SET f.status = row.status, f.author_git = row.author_git",
+                f"{_HINT_FILE_PATH} SET f.status = row.status, f.author_git = row.author_git",
                 p=project,
                 s=self.scope,
                 rows=stale,
@@ -385,14 +390,14 @@ class Neo4jIndex:
         if fetch:
             for r in tx.run(
                 "UNWIND $rows AS row MATCH (f:MemoryFile {project: $p, scope: row.scope, path: row.path}) "
-                "RETURN row.scope AS scope, row.path AS path, f.payload AS payload",
+                f"{_HINT_FILE_PATH} RETURN row.scope AS scope, row.path AS path, f.payload AS payload",
                 p=project,
                 rows=fetch,
             ):
                 payload_of[(r["scope"], r["path"])] = r["payload"]
         # 1. strip every affected node back to a bare Ident, remembering whom it pointed at
         old_targets = tx.run(
-            "UNWIND $ids AS id MATCH (n:Ident {project: $p, id: id}) "
+            f"UNWIND $ids AS id MATCH (n:Ident {{project: $p, id: id}}) {_HINT_IDENT} "
             f"OPTIONAL MATCH (n)-[r:{_REL_PATTERN}]->(d:Ident) "
             "WITH n, collect(d.id) AS targets "
             # a subquery per node: the planner cannot start the deletion from the relationships
@@ -409,8 +414,6 @@ class Neo4jIndex:
         # 2. build the rows of the winners
         mems: list[dict[str, Any]] = []
         edges: list[dict[str, Any]] = []
-        topics: list[dict[str, Any]] = []
-        touched: list[dict[str, Any]] = []
         derived: dict[str, tuple[str, str | None]] = {}
         for mem_id in ids:
             win = winners.get(mem_id)
@@ -422,10 +425,15 @@ class Neo4jIndex:
             git_author = None if im.author else adder
             derived[im.id] = (im.status, git_author)
             conf = None if im.confidence is None else float(im.confidence)
+            author = im.author or git_author
             mems.append(
                 {
                     "id": im.id,
                     "label": _label(im.type),
+                    "topics": list(dict.fromkeys(normalise_topic(t) for t in im.topics if t.strip())),
+                    "files": list(dict.fromkeys(f.strip() for f in im.files if f.strip())),
+                    "sessions": [] if im.session is None else [im.session],
+                    "authors": [] if author is None else [author],
                     "props": {
                         "path": path,
                         "type": im.type,
@@ -434,7 +442,7 @@ class Neo4jIndex:
                         "created": im.created,
                         "author_fm": im.author,
                         "author_git": git_author,
-                        "author": im.author or git_author,
+                        "author": author,
                         "session": im.session,
                         "branch": im.branch,
                         "confidence": conf,
@@ -461,92 +469,55 @@ class Neo4jIndex:
                 if rtype not in RELATION_TYPES:  # whitelist: never a type from user text
                     raise IndexError_(f"unknown relation type {rtype!r} in {path}")
                 edges.append({"src": im.id, "type": rtype, "dst": dst, "reason": reason})
-            topics.extend(
-                {"id": im.id, "name": t}
-                for t in dict.fromkeys(normalise_topic(t) for t in im.topics if t.strip())
-            )
-            touched.extend(
-                {"id": im.id, "path": f} for f in dict.fromkeys(f.strip() for f in im.files if f.strip())
-            )
         # 3. write them, batched. Every outgoing relationship of `ids` was deleted above and each
         # id is written once, so relationships are CREATEd; the nodes they point at are MERGEd
-        # first, once per distinct key, and then only matched.
+        # first, once per distinct key (one statement), and then only matched. Each memory node
+        # is written together with its IN_PROJECT, ABOUT, TOUCHES, CAPTURED_IN and AUTHORED_BY
+        # relationships (one statement per type label, not one per relationship type).
         if mems:
-            tx.run("MERGE (:Project {name: $p})", p=project).consume()
+            tx.run(
+                "MERGE (:Project {name: $p}) "
+                "WITH 1 AS one "
+                "CALL () { UNWIND $topics AS name MERGE (:Topic {project: $p, name: name}) } "
+                "CALL () { UNWIND $files AS path MERGE (:File {project: $p, path: path}) } "
+                "CALL () { UNWIND $sessions AS key MERGE (:Session {project: $p, id: key}) } "
+                "CALL () { UNWIND $authors AS key MERGE (:Author {id: key}) } "
+                "RETURN count(*)",
+                p=project,
+                topics=sorted({t for row in mems for t in row["topics"]}),
+                files=sorted({f for row in mems for f in row["files"]}),
+                sessions=sorted({k for row in mems for k in row["sessions"]}),
+                authors=sorted({k for row in mems for k in row["authors"]}),
+            ).consume()
             by_label: dict[str, list[dict[str, Any]]] = {}
             for row in mems:
                 by_label.setdefault(row["label"], []).append(row)
             for label, rows in sorted(by_label.items()):
                 # `label` comes from TYPE_LABELS (checked by _label), never from user text
                 tx.run(
+                    "MATCH (pr:Project {name: $p}) "
                     "UNWIND $rows AS row MERGE (n:Ident {project: $p, id: row.id}) "
-                    f"SET n:Memory:{label}, n += row.props",
+                    f"SET n:Memory:{label}, n += row.props "
+                    "CREATE (n)-[:IN_PROJECT]->(pr) "
+                    "WITH n, row "
+                    "CALL (n, row) { UNWIND row.topics AS name "
+                    "  MATCH (t:Topic {project: $p, name: name}) USING INDEX t:Topic(project, name) "
+                    "  CREATE (n)-[:ABOUT]->(t) } "
+                    "CALL (n, row) { UNWIND row.files AS path "
+                    "  MATCH (f:File {project: $p, path: path}) USING INDEX f:File(project, path) "
+                    "  CREATE (n)-[:TOUCHES]->(f) } "
+                    "CALL (n, row) { UNWIND row.sessions AS key "
+                    "  MATCH (x:Session {project: $p, id: key}) USING INDEX x:Session(project, id) "
+                    "  CREATE (n)-[:CAPTURED_IN]->(x) } "
+                    "CALL (n, row) { UNWIND row.authors AS key "
+                    "  MATCH (a:Author {id: key}) USING INDEX a:Author(id) CREATE (n)-[:AUTHORED_BY]->(a) } "
+                    "RETURN count(*)",
                     p=project,
-                    rows=rows,
+                    rows=[
+                        {k: row[k] for k in ("id", "props", "topics", "files", "sessions", "authors")}
+                        for row in rows
+                    ],
                 ).consume()
-            tx.run(
-                "MATCH (pr:Project {name: $p}) UNWIND $ids AS id "
-                "MATCH (n:Ident {project: $p, id: id}) CREATE (n)-[:IN_PROJECT]->(pr)",
-                p=project,
-                ids=[row["id"] for row in mems],
-            ).consume()
-            sessions = [
-                {"id": row["id"], "key": row["props"]["session"]}
-                for row in mems
-                if row["props"]["session"] is not None
-            ]
-            if sessions:
-                tx.run(
-                    "UNWIND $keys AS key MERGE (:Session {project: $p, id: key})",
-                    p=project,
-                    keys=sorted({r["key"] for r in sessions}),
-                ).consume()
-                tx.run(
-                    "UNWIND $rows AS row MATCH (n:Ident {project: $p, id: row.id}) "
-                    "MATCH (s:Session {project: $p, id: row.key}) CREATE (n)-[:CAPTURED_IN]->(s)",
-                    p=project,
-                    rows=sessions,
-                ).consume()
-            authors = [
-                {"id": row["id"], "key": row["props"]["author"]}
-                for row in mems
-                if row["props"]["author"] is not None
-            ]
-            if authors:
-                tx.run(
-                    "UNWIND $keys AS key MERGE (:Author {id: key})",
-                    keys=sorted({r["key"] for r in authors}),
-                ).consume()
-                tx.run(
-                    "UNWIND $rows AS row MATCH (n:Ident {project: $p, id: row.id}) "
-                    "MATCH (a:Author {id: row.key}) CREATE (n)-[:AUTHORED_BY]->(a)",
-                    p=project,
-                    rows=authors,
-                ).consume()
-        if topics:
-            tx.run(
-                "UNWIND $names AS name MERGE (:Topic {project: $p, name: name})",
-                p=project,
-                names=sorted({r["name"] for r in topics}),
-            ).consume()
-            tx.run(
-                "UNWIND $rows AS row MATCH (n:Ident {project: $p, id: row.id}) "
-                "MATCH (t:Topic {project: $p, name: row.name}) CREATE (n)-[:ABOUT]->(t)",
-                p=project,
-                rows=topics,
-            ).consume()
-        if touched:
-            tx.run(
-                "UNWIND $paths AS path MERGE (:File {project: $p, path: path})",
-                p=project,
-                paths=sorted({r["path"] for r in touched}),
-            ).consume()
-            tx.run(
-                "UNWIND $rows AS row MATCH (n:Ident {project: $p, id: row.id}) "
-                "MATCH (f:File {project: $p, path: row.path}) CREATE (n)-[:TOUCHES]->(f)",
-                p=project,
-                rows=touched,
-            ).consume()
         if edges:
             tx.run(
                 "UNWIND $ids AS id MERGE (:Ident {project: $p, id: id})",
@@ -560,14 +531,15 @@ class Neo4jIndex:
                 # `rtype` was checked against RELATION_TYPES above, never user text
                 tx.run(
                     "UNWIND $rows AS row MATCH (s:Ident {project: $p, id: row.src}) "
-                    "MATCH (d:Ident {project: $p, id: row.dst}) "
+                    "USING INDEX s:Ident(project, id) "
+                    "MATCH (d:Ident {project: $p, id: row.dst}) USING INDEX d:Ident(project, id) "
                     f"CREATE (s)-[r:{rtype}]->(d) SET r.reason = row.reason",
                     p=project,
                     rows=rows,
                 ).consume()
         # 4. ids that are neither memories nor relation targets any more disappear
         tx.run(
-            "UNWIND $ids AS id MATCH (n:Ident {project: $p, id: id}) "
+            f"UNWIND $ids AS id MATCH (n:Ident {{project: $p, id: id}}) {_HINT_IDENT} "
             "WHERE NOT n:Memory AND NOT EXISTS { ()-->(n) } DETACH DELETE n",
             p=project,
             ids=sorted(stub_candidates),
