@@ -158,7 +158,7 @@ class LocalMiniLM:
         vocab_path: str | Path | None = None,
         *,
         max_length: int = 256,
-        batch_size: int = 32,
+        batch_size: int = 16,  # measured best for memory-sized texts (bench/RESULTS-embed.md)
         threads: int | None = None,
         integer: bool = True,
     ) -> None:
