@@ -268,24 +268,21 @@ class LocalMiniLM:
         try:
             model = int8graph.prepared(path)
         except int8graph.ConversionError as exc:
-            raise EmbedderUnavailable(
-                f"embedding model file is corrupt or unreadable ({path}): {exc}"
-            ) from exc
+            raise EmbedderUnavailable(_first_line(exc)) from exc
         try:
             return start(model)
-        except Exception as first:
-            if not isinstance(model, Path):
-                raise EmbedderUnavailable(
-                    f"integer graph of {path} does not load: {_first_line(first)}"
-                ) from first
+        except Exception as exc:
+            error: Exception = exc
+        if isinstance(model, Path):
             # A damaged cache file (disk full, truncated copy): rebuild it once.
-            int8graph.discard(model)
+            model.unlink(missing_ok=True)
             try:
                 return start(int8graph.prepared(path))
             except Exception as exc:
-                raise EmbedderUnavailable(
-                    f"integer graph of {path} does not load: {_first_line(exc)}"
-                ) from exc
+                error = exc
+        raise EmbedderUnavailable(
+            f"integer graph of {path} does not load: {_first_line(error)}"
+        ) from error
 
     def embed(self, texts: Sequence[str], kind: Kind = "document") -> Vectors:
         """Embed ``texts``; ``kind`` is accepted for the protocol (MiniLM is symmetric)."""

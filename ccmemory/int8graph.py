@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
+
+from ccmemory.atomic import atomic_write
 
 #: Bump when the rewrite changes, so cached graphs from an older rewrite are not reused.
 VERSION = 1
@@ -55,11 +56,13 @@ def rewrite(source: Path) -> tuple[bytes, int]:
         import onnx
         from onnx import TensorProto, helper
     except ImportError as exc:
-        raise ConversionError(f"the onnx package is not importable: {exc}") from exc
+        raise ConversionError(
+            f"the onnx package is not importable (needed once to prepare {source}): {exc}"
+        ) from exc
     try:
         model = onnx.load(str(source))
     except Exception as exc:
-        raise ConversionError(f"cannot read {source}: {exc}") from exc
+        raise ConversionError(f"embedding model file is corrupt or unreadable ({source}): {exc}") from exc
     graph = model.graph
     producer = {out: node for node in graph.node for out in node.output}
     inits = {init.name: init for init in graph.initializer}
@@ -143,27 +146,13 @@ def prepared(source: Path) -> Path | bytes:
     try:
         target = cached_path(source)
     except OSError as exc:
-        raise ConversionError(f"cannot read {source}: {exc}") from exc
+        raise ConversionError(f"embedding model file is unreadable ({source}): {exc}") from exc
     if target.is_file():
         return target
     data, _ = rewrite(source)
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".onnx", dir=target.parent)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, target)  # two processes racing write identical bytes
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        atomic_write(target, data, overwrite=True)  # two processes racing write identical bytes
     except OSError:
         return data
     return target
 
-
-def discard(path: Path) -> None:
-    """Remove a cached graph that failed to load, so the next load rebuilds it."""
-    Path(path).unlink(missing_ok=True)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from typing import Any
 
 import yaml
 
+from ccmemory.atomic import atomic_write
 from ccmemory.model import (
     FOLDER_TO_TYPE,
     TYPES,
@@ -149,51 +149,6 @@ def find_root(start: Path | None = None) -> Path | None:
         if (folder / VAULT_DIR).is_dir():
             return folder
     return None
-
-
-def atomic_write(path: Path, data: bytes, *, overwrite: bool) -> None:
-    """Write via a temp file in the same folder, fsync, then link/rename into place.
-
-    With overwrite=False the final step is `os.link`, which fails if the name exists, so two
-    writers can never clobber each other.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if overwrite:
-            os.replace(tmp, path)
-        else:
-            try:
-                os.link(tmp, path)
-            except OSError as exc:
-                if isinstance(exc, FileExistsError):
-                    raise
-                # filesystems without hard links: best effort exclusive rename
-                if path.exists():
-                    raise FileExistsError(str(path)) from exc
-                os.rename(tmp, path)
-                tmp = ""
-        _fsync_dir(path.parent)
-    finally:
-        if tmp and os.path.exists(tmp):
-            os.unlink(tmp)
-
-
-def _fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 @dataclass(frozen=True)

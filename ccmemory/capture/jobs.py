@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ccmemory.atomic import atomic_write
 from ccmemory.capture.paths import LocalPaths, safe_name
 
 
@@ -26,26 +27,12 @@ def job_name(session: str, spool_to: int) -> str:
 
 
 def write_json(path: Path, data: dict[str, Any], *, overwrite: bool) -> bool:
-    """Atomic JSON write (temp file, fsync, rename/link). False when it exists and not overwrite."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = str(path.parent / f".{path.name}.{os.getpid()}.{time.monotonic_ns()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    """Atomic JSON write (ccmemory.atomic). False when it exists and not overwrite."""
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(json.dumps(data, ensure_ascii=False).encode("utf-8"))
-            fh.flush()
-            os.fsync(fh.fileno())
-        if overwrite:
-            os.replace(tmp, path)
-        else:
-            try:
-                os.link(tmp, path)
-            except FileExistsError:
-                return False
-        return True
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        atomic_write(path, json.dumps(data, ensure_ascii=False).encode("utf-8"), overwrite=overwrite)
+    except FileExistsError:
+        return False
+    return True
 
 
 def enqueue(

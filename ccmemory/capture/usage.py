@@ -48,7 +48,7 @@ class Budget:
         if completion is not None:
             t["input_tokens"] += completion.input_tokens
             t["output_tokens"] += completion.output_tokens
-        from ccmemory.vault import atomic_write
+        from ccmemory.atomic import atomic_write
 
         atomic_write(self.file, json.dumps(t).encode(), overwrite=True)
         entry: dict[str, Any] = {

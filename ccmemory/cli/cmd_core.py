@@ -31,7 +31,7 @@ def _ensure_gitignore(root: Path) -> bool:
     text = path.read_text(encoding="utf-8") if path.exists() else ""
     if any(line.strip() in (GITIGNORE_LINE, "/" + GITIGNORE_LINE) for line in text.splitlines()):
         return False
-    from ccmemory.vault import atomic_write
+    from ccmemory.atomic import atomic_write
 
     new = text + ("" if not text or text.endswith("\n") else "\n") + GITIGNORE_LINE + "\n"
     atomic_write(path, new.encode("utf-8"), overwrite=True)
@@ -40,8 +40,8 @@ def _ensure_gitignore(root: Path) -> bool:
 
 def init_vault(root: Path) -> list[str]:
     """Create .ccmemory/ (README, config, local/) and the .gitignore entry. Idempotent."""
+    from ccmemory.atomic import atomic_write
     from ccmemory.config import CONFIG_FILE, DEFAULT_CONFIG
-    from ccmemory.vault import atomic_write
 
     done: list[str] = []
     vdir = root / ".ccmemory"
