@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -24,7 +23,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench_index import QUERIES, cli, make_vault, pct
+from bench_index import QUERIES, cli, make_vault, pct, warm_search_ms
 
 from ccmemory.service import Service
 
@@ -45,14 +44,8 @@ def main() -> None:
         vecs = rng.normal(size=(len(todo), emb.dim)).astype(np.float32)
         vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
         svc.index.store_vectors(emb.name, emb.dim, list(zip([h for h, _ in todo], vecs, strict=True)))
-        for q in QUERIES:
-            svc.search(q)
-        lat = []
-        for _ in range(5):
-            for q in QUERIES:
-                t = time.perf_counter()
-                resp = svc.search(q, limit=10)
-                lat.append((time.perf_counter() - t) * 1000)
+        lat = warm_search_ms(svc)
+        resp = svc.search(QUERIES[0], limit=10)
         assert resp.mode == "hybrid", resp.notices
         print(f"hybrid search, {args.n} memories, warm process: p50 {pct(lat, 50):.1f} ms, p95 {pct(lat, 95):.1f} ms")
         svc.close()

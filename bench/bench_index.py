@@ -20,6 +20,7 @@ import tempfile
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -124,6 +125,19 @@ def child_rss(root: Path, *args: str) -> float:
     return float(out.stdout.strip())
 
 
+def warm_search_ms(svc: Any, repeats: int = 5) -> list[float]:
+    """Milliseconds of each `svc.search(q, limit=10)` over QUERIES, after one untimed pass."""
+    for q in QUERIES:
+        svc.search(q)
+    lat = []
+    for _ in range(repeats):
+        for q in QUERIES:
+            t = time.perf_counter()
+            svc.search(q, limit=10)
+            lat.append((time.perf_counter() - t) * 1000)
+    return lat
+
+
 def pct(values: list[float], p: float) -> float:
     values = sorted(values)
     return values[min(len(values) - 1, round(p / 100 * (len(values) - 1)))]
@@ -174,14 +188,7 @@ def run(n: int, hybrid: bool) -> dict[str, float]:
             res["embed_all_s"] = time.perf_counter() - t
             res["embed_per_s"] = n / res["embed_all_s"]
             svc = Service.open(root)
-            for q in QUERIES:
-                svc.search(q)
-            lat = []
-            for _ in range(5):
-                for q in QUERIES:
-                    t = time.perf_counter()
-                    svc.search(q, limit=10)
-                    lat.append((time.perf_counter() - t) * 1000)
+            lat = warm_search_ms(svc)
             res["hybrid_inproc_p50_ms"] = pct(lat, 50)
             res["hybrid_inproc_p95_ms"] = pct(lat, 95)
             svc.close()
