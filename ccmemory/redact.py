@@ -239,28 +239,22 @@ def redact(text: str) -> str:
     findings = find_secrets(text)
     if not findings:
         return text
+    result = _splice(text, findings)
+    if result == text:
+        return result
+    # a replacement can create a new match (e.g. a quoted value split in two); one more pass
+    again = [f for f in find_secrets(result) if f.kind != "private"]
+    return _splice(result, again) if again else result
+
+
+def _splice(text: str, findings: list[Finding]) -> str:
+    """``text`` with each finding replaced by its marker (private sections by nothing)."""
     out: list[str] = []
     pos = 0
     for f in findings:
         out.append(text[pos : f.start])
         if f.kind != "private":
             out.append(f"[REDACTED:{f.kind}]")
-        pos = f.end
-    out.append(text[pos:])
-    result = "".join(out)
-    # a replacement can create a new match (e.g. a quoted value split in two); one more pass
-    return result if result == text else _second_pass(result)
-
-
-def _second_pass(text: str) -> str:
-    findings = [f for f in find_secrets(text) if f.kind != "private"]
-    if not findings:
-        return text
-    out: list[str] = []
-    pos = 0
-    for f in findings:
-        out.append(text[pos : f.start])
-        out.append(f"[REDACTED:{f.kind}]")
         pos = f.end
     out.append(text[pos:])
     return "".join(out)
