@@ -23,7 +23,8 @@ backends must follow exactly (the conformance suite checks them):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import json
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
@@ -49,6 +50,31 @@ class FileRecord:
     memory: Memory | None = None  # None when the file is invalid
     error: str | None = None
     error_line: int | None = None
+
+
+
+#: The list and dict fields both backends store as JSON text, in their column order.
+JSON_COLUMNS = ("fields", "topics", "files", "supersedes", "relations")
+
+
+def json_columns(im: IndexedMemory) -> dict[str, str]:
+    """The JSON text of each of JSON_COLUMNS (keys in that order), as both backends store it."""
+    return {
+        "fields": json.dumps(im.fields, default=str, ensure_ascii=False, sort_keys=True),
+        "topics": json.dumps(im.topics, ensure_ascii=False),
+        "files": json.dumps(im.files, ensure_ascii=False),
+        "supersedes": json.dumps(im.supersedes),
+        "relations": json.dumps([r.to_dict() for r in im.relations], ensure_ascii=False),
+    }
+
+
+def loads_column(text: str) -> Any:
+    """json.loads, minus the parser for the empty lists and objects most rows hold."""
+    if text == "[]":
+        return []
+    if text == "{}":
+        return {}
+    return json.loads(text)
 
 
 @dataclass
@@ -80,8 +106,16 @@ class IndexedMemory:
         return f"ccmemory://memory/{self.id}"
 
     @classmethod
+    def from_columns(cls, row: Mapping[str, Any]) -> IndexedMemory:
+        """From an index row by column name, whose JSON_COLUMNS hold JSON text (both backends)."""
+        d = {**row, **{k: loads_column(row[k]) for k in JSON_COLUMNS}}
+        return cls.from_payload(
+            d, path=row["path"], status=row["status"], project=row["project"], hash=row["hash"]
+        )
+
+    @classmethod
     def from_payload(
-        cls, d: dict[str, Any], *, path: str, status: str, project: str, hash: str
+        cls, d: Mapping[str, Any], *, path: str, status: str, project: str, hash: str
     ) -> IndexedMemory:
         """From the JSON payload a file record stores (`sqlite.memory_payload`)."""
         return cls(

@@ -55,6 +55,7 @@ from ccmemory.index.base import (
     IndexedMemory,
     IndexError_,
     embed_text,
+    json_columns,
     text_hash,
 )
 from ccmemory.index.query import lucene_query
@@ -62,7 +63,6 @@ from ccmemory.model import (
     RELATION_TYPES,
     TYPES,
     Memory,
-    Relation,
     fields_text,
     format_timestamp,
     normalise_topic,
@@ -147,27 +147,7 @@ _RETURN_MEMORY = (
 
 
 def _row(r: Any) -> IndexedMemory:
-    return IndexedMemory(
-        id=r["id"],
-        type=r["type"],
-        title=r["title"],
-        body=r["body"],
-        created=r["created"],
-        path=r["path"],
-        status=r["status"],
-        project=r["project"],
-        author=r["author"],
-        session=r["session"],
-        branch=r["branch"],
-        topics=json.loads(r["topics"]),
-        files=json.loads(r["files"]),
-        confidence=r["confidence"],
-        source=r["source"],
-        supersedes=json.loads(r["supersedes"]),
-        relations=[Relation(x["type"], x["target"], x.get("reason")) for x in json.loads(r["relations"])],
-        fields=json.loads(r["fields"]),
-        hash=r["hash"],
-    )
+    return IndexedMemory.from_columns(r.data())
 
 
 class Neo4jIndex:
@@ -448,11 +428,7 @@ class Neo4jIndex:
                         "confidence": conf,
                         "source": im.source,
                         "status": im.status,
-                        "fields": json.dumps(im.fields, default=str, ensure_ascii=False, sort_keys=True),
-                        "topics": json.dumps(im.topics, ensure_ascii=False),
-                        "files": json.dumps(im.files, ensure_ascii=False),
-                        "supersedes": json.dumps(im.supersedes),
-                        "relations": json.dumps([r.to_dict() for r in im.relations], ensure_ascii=False),
+                        **json_columns(im),
                         "hash": fhash,
                         "text_hash": text_hash(im),
                         "fields_text": fields_text(im.type, im.fields),

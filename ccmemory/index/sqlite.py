@@ -24,10 +24,11 @@ from ccmemory.index.base import (
     IndexedMemory,
     IndexError_,
     embed_text,
+    json_columns,
     text_hash,
 )
 from ccmemory.index.query import fts_query
-from ccmemory.model import Memory, Relation, fields_text, format_timestamp, normalise_topic
+from ccmemory.model import Memory, fields_text, format_timestamp, normalise_topic
 
 SCHEMA_VERSION = 2
 _SCHEMA = """
@@ -103,15 +104,6 @@ def _superseded_sql(viewer: str | None) -> tuple[str, list[Any]]:
     )
     return sql, params
 
-
-
-def _loads(text: str) -> Any:
-    """json.loads, minus the parser for the empty lists and objects most rows hold."""
-    if text == "[]":
-        return []
-    if text == "{}":
-        return {}
-    return json.loads(text)
 
 class SQLiteIndex:
     backend = "sqlite"
@@ -300,11 +292,7 @@ class SQLiteIndex:
                     im.confidence,
                     im.source,
                     im.status,
-                    json.dumps(im.fields, default=str, ensure_ascii=False, sort_keys=True),
-                    json.dumps(im.topics, ensure_ascii=False),
-                    json.dumps(im.files, ensure_ascii=False),
-                    json.dumps(im.supersedes),
-                    json.dumps([r.to_dict() for r in im.relations], ensure_ascii=False),
+                    *json_columns(im).values(),  # fields, topics, files, supersedes, relations
                     fhash,
                     text_hash(im),
                 )
@@ -370,29 +358,14 @@ class SQLiteIndex:
         "m.supersedes, m.relations, m.fields, m.hash"
     )
 
-    @staticmethod
-    def _row(r: Sequence[Any]) -> IndexedMemory:
-        return IndexedMemory(
-            id=r[0],
-            type=r[1],
-            title=r[2],
-            body=r[3],
-            created=r[4],
-            path=r[5],
-            status=r[6],
-            project=r[7],
-            author=r[8],
-            session=r[9],
-            branch=r[10],
-            topics=_loads(r[11]),
-            files=_loads(r[12]),
-            confidence=r[13],
-            source=r[14],
-            supersedes=_loads(r[15]),
-            relations=[Relation(x["type"], x["target"], x.get("reason")) for x in _loads(r[16])],
-            fields=_loads(r[17]),
-            hash=r[18],
-        )
+    _NAMES = (
+        "id", "type", "title", "body", "created", "path", "status", "project", "author", "session",
+        "branch", "topics", "files", "confidence", "source", "supersedes", "relations", "fields", "hash",
+    )  # fmt: skip
+
+    @classmethod
+    def _row(cls, r: Sequence[Any]) -> IndexedMemory:
+        return IndexedMemory.from_columns(dict(zip(cls._NAMES, r, strict=True)))
 
     def _where(self, f: Filters) -> tuple[str, list[Any]]:
         clauses = ["m.project = ?"]
