@@ -1,4 +1,4 @@
-"""Session-start context within a token budget (DESIGN.md "Retrieval").
+"""Session-start context within a token budget (docs/architecture.md, "Retrieval").
 
 Progressive disclosure: one line a memory (type, title, short id), the full text on request through
 `ccmemory show ID` or the MCP tools. Sections in priority order; a line that would exceed the

@@ -1,8 +1,8 @@
 """What git says about memory files: the main branch, the curated set, who added a file.
 
 Status is derived, never stored in a file: curated = the path is in the main branch's tree.
-These run plain `git` subprocesses (a handful per reindex, never one per file) because they sit on
-the reindex hot path; GitPython is used where richer operations are needed (promotion).
+These run plain `git` subprocesses (a handful per reindex, never one per file): all of ccmemory
+drives git through its CLI (see docs/architecture.md, "Git"), never through a Python binding.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""`ccmemory hook <event>`: the Claude Code hook handlers (see HOOKS_CONTRACT.md).
+"""`ccmemory hook <event>`: the Claude Code hook handlers (docs/architecture.md, "Hooks";
+plugin/hooks/hooks.json registers them).
 
 Contract kept here:
 - stdin is the hook's JSON; garbage, empty input, a missing transcript, a full disk or any

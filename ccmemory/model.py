@@ -1,7 +1,7 @@
 """Memory types, fields and validation. Pure: no I/O, no heavy imports.
 
-The frontmatter layout and the eleven types come from DESIGN.md. Status is never part of a memory:
-it is derived from git by the index.
+The frontmatter layout and the eleven types are described in docs/file-format.md. Status is
+never part of a memory: it is derived from git by the index.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from ccmemory import fusion
 from ccmemory.index.base import Filters, Index, IndexedMemory
 
 MODES = ("hybrid", "text", "semantic")
-# Corrections and preferences first (DESIGN.md "Retrieval").
+# Corrections and preferences first (docs/architecture.md, "Retrieval").
 TYPE_WEIGHT: dict[str, float] = {
     "correction": 1.30,
     "preference": 1.25,
