@@ -123,13 +123,14 @@ def search(
     embedder_problem: str | None = None,
     expand: bool = True,
     now: datetime | None = None,
+    recipe: fusion.FusionRecipe | None = None,
 ) -> SearchResponse:
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}: use one of {', '.join(MODES)}")
     now = now or datetime.now(UTC)
     notices: list[str] = []
     used = mode
-    recipe = fusion.DEFAULT
+    recipe = recipe or fusion.DEFAULT
     text_list: list[tuple[str, float]] = []
     vec_list: list[tuple[str, float]] = []
     if mode in ("text", "hybrid"):

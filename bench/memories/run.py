@@ -1,0 +1,198 @@
+"""Dev-set retrieval bench: hit@1/3/5 of text, semantic and hybrid search on both halves.
+
+    .venv/bin/python bench/memories/run.py [--backend sqlite|neo4j ...] [--sweep]
+
+Ranks through the product: the dev set's memory files are committed to a temporary git
+repository, indexed by ``ccmemory.sync.reindex`` into the chosen backend, embedded by
+``Service.embed_missing`` with the configured default embedder, and every query runs
+``ccmemory.search.search`` (the function behind ``Service.search`` / ``ccmemory search``) with
+expansion on, as users get it. Only the clock is fixed (``NOW``) so recency weights do not
+drift between runs. Neo4j: the server of ``scripts/neo4j-dev start`` (or ``--neo4j-uri``), a
+fresh project name per run, cleared afterwards.
+
+``--sweep`` ranks the tuning half (T) under candidate fusion recipes; held-out numbers (H) are
+only printed for the recipe the product ships (``ccmemory.fusion.DEFAULT``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(HERE))
+
+import devset  # noqa: E402
+
+from ccmemory import fusion  # noqa: E402
+from ccmemory.config import load_config  # noqa: E402
+from ccmemory.index.base import Filters, Index  # noqa: E402
+from ccmemory.search import MODES, search  # noqa: E402
+from ccmemory.service import Service  # noqa: E402
+from ccmemory.sync import reindex  # noqa: E402
+from ccmemory.vault import Vault  # noqa: E402
+
+NOW = datetime(2025, 1, 15, tzinfo=UTC)
+KS = (1, 3, 5)
+
+
+class CachedQueries:
+    """The product's embedder, with query vectors remembered (the sweep repeats queries)."""
+
+    def __init__(self, emb: Any) -> None:
+        self.inner = emb
+        self.name = emb.name
+        self.dim = emb.dim
+        self.min_similarity = getattr(emb, "min_similarity", None)
+        if self.min_similarity is None:
+            del self.min_similarity
+        self._cache: dict[str, Any] = {}
+
+    def embed(self, texts: list[str], kind: str = "document") -> Any:
+        if kind != "query" or len(texts) != 1:
+            return self.inner.embed(texts, kind=kind)
+        if texts[0] not in self._cache:
+            self._cache[texts[0]] = self.inner.embed(texts, kind="query")[0]
+        return [self._cache[texts[0]]]
+
+
+def neo4j_server(uri: str | None) -> tuple[str, str, str]:
+    if uri:
+        return uri, os.environ.get("CCMEMORY_NEO4J_USER", "neo4j"), os.environ["CCMEMORY_NEO4J_PASSWORD"]
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "neo4j-dev"), "start", "--json"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    info = json.loads(out.strip().splitlines()[-1])
+    return info["uri"], info["user"], info["password"]
+
+
+@contextmanager
+def indexed(root: Path, backend: str, neo4j_uri: str | None = None) -> Iterator[tuple[Service, Index]]:
+    """The dev set indexed into ``backend`` (vectors included), as a Service over that index."""
+    project = "devset-" + uuid.uuid4().hex[:8]
+    idx: Index
+    if backend == "sqlite":
+        from ccmemory.index.sqlite import SQLiteIndex
+
+        idx = SQLiteIndex(root / ".ccmemory" / "local" / f"{project}.db")
+    else:
+        from ccmemory.index.neo4j import Neo4jIndex
+
+        uri, user, password = neo4j_server(neo4j_uri)
+        idx = Neo4jIndex(uri, user, password)
+    vault = Vault(root)
+    cfg = load_config(root)
+    cfg.project = project
+    svc = Service(vault, cfg, idx)
+    try:
+        reindex(vault, idx, project, main_branch="main")
+        done, problem = svc.embed_missing()
+        if problem:
+            raise SystemExit(f"embedding failed: {problem}")
+        yield svc, idx
+    finally:
+        idx.clear(project)
+        idx.close()
+
+
+def rank(
+    svc: Service,
+    emb: Any,
+    query: str,
+    mode: str,
+    recipe: fusion.FusionRecipe | None = None,
+    limit: int = 5,
+) -> list[str]:
+    f = Filters(project=svc.project, viewer=svc.viewer)
+    resp = search(svc.index, query, f, limit=limit, mode=mode, embedder=emb, now=NOW, recipe=recipe)
+    return [h.memory.id for h in resp.hits]
+
+
+def evaluate(
+    svc: Service, emb: Any, queries: Sequence[devset.Query], recipe: fusion.FusionRecipe | None = None
+) -> dict[tuple[str, str], list[float]]:
+    """{(mode, split): [hit@1, hit@3, hit@5]}."""
+    ids = devset.keys()
+    out: dict[tuple[str, str], list[float]] = {}
+    counts: dict[tuple[str, str], int] = {}
+    for mode in MODES:
+        for q in queries:
+            got = rank(svc, emb, q.text, mode, recipe)
+            want = {ids[t] for t in q.targets}
+            row = out.setdefault((mode, q.split), [0.0] * len(KS))
+            counts[(mode, q.split)] = counts.get((mode, q.split), 0) + 1
+            for i, k in enumerate(KS):
+                row[i] += bool(want & set(got[:k]))
+    return {key: [v / counts[key] for v in row] for key, row in out.items()}
+
+
+def table(results: dict[str, dict[tuple[str, str], list[float]]]) -> str:
+    lines = [
+        "| backend | mode | tuning hit@1 | @3 | @5 | held-out hit@1 | @3 | @5 |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for backend, res in results.items():
+        for mode in ("text", "semantic", "hybrid"):
+            t, h = res[(mode, "T")], res[(mode, "H")]
+            cells = " | ".join(f"{v:.3f}" for v in (*t, *h))
+            lines.append(f"| {backend} | {mode} | {cells} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--backend", action="append", choices=("sqlite", "neo4j"))
+    ap.add_argument("--neo4j-uri")
+    ap.add_argument("--sweep", action="store_true", help="rank the tuning half under candidate recipes")
+    args = ap.parse_args()
+    backends = args.backend or ["sqlite"]
+    queries = devset.load_queries()
+    results: dict[str, dict[tuple[str, str], list[float]]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "repo"
+        devset.make_repo(root)
+        for backend in backends:
+            with indexed(root, backend, args.neo4j_uri) as (svc, _idx):
+                emb = CachedQueries(svc.embedder())
+                if args.sweep:
+                    sweep(svc, emb, [q for q in queries if q.split == "T"])
+                results[backend] = evaluate(svc, emb, queries)
+    print(f"{len(queries)} queries ({sum(q.split == 'T' for q in queries)} tuning), NOW={NOW:%Y-%m-%d}")
+    print(f"fusion.DEFAULT = {fusion.DEFAULT}")
+    print(table(results))
+
+
+def sweep(svc: Service, emb: Any, tuning: Sequence[devset.Query]) -> None:
+    for recipe in candidate_recipes():
+        res = evaluate(svc, emb, tuning, recipe)
+        h = res[("hybrid", "T")]
+        print(f"T hybrid {h[0]:.3f} {h[1]:.3f} {h[2]:.3f}  {recipe}", flush=True)
+
+
+def candidate_recipes() -> list[fusion.FusionRecipe]:
+    out = []
+    for w in (0.5, 1.0, 1.5, 2.0, 3.0):
+        for norm in ("minmax", "max", "zscore"):
+            out.append(fusion.FusionRecipe(method="score", normalisation=norm, vector_weight=w))  # type: ignore[arg-type]
+        for k in (5.0, 20.0, 60.0):
+            out.append(fusion.FusionRecipe(method="rrf", rrf_k=k, vector_weight=w))
+    return out
+
+
+if __name__ == "__main__":
+    main()
