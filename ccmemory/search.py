@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from ccmemory import fusion
+from ccmemory import fusion, intent
 from ccmemory.index.base import Filters, Index, IndexedMemory
 
 MODES = ("hybrid", "text", "semantic")
@@ -167,13 +167,16 @@ def search(
             parts_of[mid][f"{name}_rank"] = rank
             parts_of[mid][f"{name}_score"] = score
     mems = {m.id: m for m in index.get(f.project, list(fused))}
+    asked = intent.wanted_types(query)
     hits: dict[str, Hit] = {}
     for mid, parts in parts_of.items():
         m = mems.get(mid)
         if m is None:
             continue
         pr = prior(m, now)
+        pr["intent"] = intent.boost(asked, m.type)
         score = (parts["fused"] + FLOOR) * pr["type"] * pr["status"] * pr["confidence"] * pr["recency"]
+        score *= pr["intent"]
         hits[mid] = Hit(m, score, {**parts, **pr, "final": score})
     ranked = sorted(hits.values(), key=lambda h: (-h.score, h.memory.id))
     if expand and ranked:

@@ -33,8 +33,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ccmemory import fusion
-from ccmemory.embed import LocalMiniLM
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from ccmemory import fusion  # noqa: E402
+from ccmemory.embed import LocalMiniLM  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_DATA = HERE.parents[2] / "shared" / "bench" / "locomo" / "locomo10.json"
@@ -475,6 +477,11 @@ def main() -> None:
     ap.add_argument("--baseline", action="store_true", help="the naive configuration")
     ap.add_argument("--ablation", action="store_true", help="hybrid, step by step")
     ap.add_argument(
+        "--harness",
+        action="store_true",
+        help="the old in-memory FTS5 harness (its own table and columns) instead of the product",
+    )
+    ap.add_argument(
         "--float-graph",
         action="store_true",
         help="run the model file as published (float inference) instead of the int8 rewrite",
@@ -498,6 +505,9 @@ def main() -> None:
     if args.ablation:
         ablation(convs, cache)
         return
+    if not args.harness and not args.baseline:
+        product_table(convs, cache)
+        return
     tcfg, scfg, hcfg = BASELINE if args.baseline else BEST
     print(f"text: {tcfg}\nsemantic: {scfg}\nhybrid: {recipe(hcfg)}")
     if not args.baseline:
@@ -505,6 +515,25 @@ def main() -> None:
     print()
     scored = score_all(convs, tcfg, scfg, cache)
     print(table(convs, scored, hcfg))
+
+
+def product_table(convs: list[Conversation], cache: VectorCache) -> None:
+    """hit@1/5/10 ranked by ccmemory.search over a real index per conversation (bench/locomo/product.py)."""
+    import product
+
+    print(f"product ranking: ccmemory.search.search, fusion.DEFAULT = {fusion.DEFAULT}\n")
+    with product.tempdir() as tmp:
+        indexed = product.build(convs, cache, DOC_FORMATS["speaker"], Path(tmp))
+        splits = {"conv 0-4 (tuning)": TUNE, "conv 5-9 (held out)": HOLD, "all ten": range(10)}
+        print("| retriever | split | questions | hit@1 | hit@5 | hit@10 |")
+        print("|---|---|---|---|---|---|")
+        res = {name: product.evaluate(indexed, rng, KS) for name, rng in splits.items()}
+        for mode in product.MODES:
+            for name, rng in splits.items():
+                nq = sum(len(convs[i].questions) for i in rng)
+                print(f"| {mode} | {name} | {nq} | {fmt(res[name][mode])} |")
+        for ic in indexed:
+            ic.close()
 
 
 if __name__ == "__main__":
