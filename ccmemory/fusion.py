@@ -18,7 +18,7 @@ from typing import Literal, TypeVar
 
 K = TypeVar("K", bound=Hashable)
 
-Normalisation = Literal["minmax", "max", "zscore", "rank"]
+Normalisation = Literal["minmax", "max", "zscore", "rank", "raw"]
 
 #: English function words dropped from full-text queries (they match everything and drown
 #: bm25 in short documents). Kept small and boring on purpose.
@@ -81,10 +81,13 @@ def normalise(scores: Mapping[K, float], method: Normalisation = "minmax") -> di
     """Map scores (higher = better) onto a comparable scale.
 
     ``minmax``: (s - min) / (max - min) into [0, 1]; ``max``: s / max; ``zscore``: (s - mean) /
-    std; ``rank``: 1 for the best down to 1/n. A constant list maps to 1.0 everywhere.
+    std; ``rank``: 1 for the best down to 1/n; ``raw``: unchanged (for scores already on an
+    absolute scale, such as cosine). A constant list maps to 1.0 everywhere.
     """
     if not scores:
         return {}
+    if method == "raw":
+        return dict(scores)
     values = list(scores.values())
     if method == "rank":
         order = sorted(scores, key=lambda key: -scores[key])
@@ -107,15 +110,21 @@ def score_fusion(
     score_maps: Sequence[Mapping[K, float]],
     *,
     weights: Sequence[float] | None = None,
-    method: Normalisation = "minmax",
+    method: Normalisation | Sequence[Normalisation] = "minmax",
     missing: float = 0.0,
 ) -> list[tuple[K, float]]:
-    """Convex combination of normalised scores; a key absent from a list gets ``missing`` there."""
+    """Convex combination of normalised scores; a key absent from a list gets ``missing`` there.
+
+    ``method`` is one normalisation for all maps or one per map.
+    """
     if weights is None:
         weights = [1.0] * len(score_maps)
     if len(weights) != len(score_maps):
         raise ValueError("one weight per score map")
-    normed = [normalise(m, method) for m in score_maps]
+    methods = [method] * len(score_maps) if isinstance(method, str) else list(method)
+    if len(methods) != len(score_maps):
+        raise ValueError("one normalisation per score map")
+    normed = [normalise(m, how) for m, how in zip(score_maps, methods, strict=True)]
     keys: dict[K, None] = {}
     for m in score_maps:
         keys.update(dict.fromkeys(m))
@@ -139,6 +148,9 @@ class FusionRecipe:
     vector_weight: float = 1.0
     normalisation: Normalisation = "minmax"
     candidates: int = 100  # taken from each list before fusing
+    #: the vector list's own normalisation (None: the same as ``normalisation``); ``raw`` keeps
+    #: cosine on its absolute scale, so a weak best match stays weak
+    vector_normalisation: Normalisation | None = None
 
     def fuse(self, text_scores: Mapping[K, float], vector_scores: Mapping[K, float]) -> list[tuple[K, float]]:
         """Fuse two score maps (higher = better; negate bm25 first) into one ranking."""
@@ -147,7 +159,8 @@ class FusionRecipe:
         weights = (self.text_weight, self.vector_weight)
         if self.method == "rrf":
             return rrf([ranking(text), ranking(vec)], k=self.rrf_k, weights=weights)
-        return score_fusion([text, vec], weights=weights, method=self.normalisation)
+        methods = (self.normalisation, self.vector_normalisation or self.normalisation)
+        return score_fusion([text, vec], weights=weights, method=methods)
 
 
 #: The recipe that won on LoCoMo conversations 0-4 (bench/locomo/RESULTS.md): min-max

@@ -4,10 +4,11 @@ query builder, bm25 column weights, vector search, fusion, priors and intent boo
 
 What differs from a user's vault, and why:
 
-* Document expansion is kept as LoCoMo needs it: a turn's memory has the speaker as its title and
-  the turn text, the image caption and the two neighbouring turns on each side (same session) as
-  its body. In the old in-memory harness the neighbours were a separate column weighted 0.5; in the
-  product they weigh as much as the body.
+* Document expansion is kept as LoCoMo needs it: a turn's memory has ``"Speaker: text"`` as its
+  title (bm25 weight 4) and the image caption and the two neighbouring turns on each side (same
+  session) as its body (weight 1). The old in-memory harness had text 1, speaker 1, caption 1 and
+  neighbours 0.5 as separate columns; here the turn weighs 4 to its neighbours' 1, and bm25's
+  length normalisation runs over the whole document, not per column.
 * The vector stored for a turn is the embedding of ``"Speaker: text [shares a photo of …]"`` (the
   harness's best document, without the neighbours), stored through ``Index.store_vectors`` under
   the memory's text hash; the product would embed title + body (with the neighbours) instead.
@@ -55,14 +56,14 @@ def turn_memory(conv: Any, i: int) -> Memory:
         for j in range(i - CONTEXT, i + CONTEXT + 1)
         if j != i and 0 <= j < len(conv.turns) and conv.turns[j].session == t.session
     ]
-    body = t.text + (f"\n\n[shares a photo of {t.caption}]" if t.caption else "")
+    body = f"[shares a photo of {t.caption}]" if t.caption else ""
     if ctx:
         body += "\n\n" + "\n".join(ctx)
     created = CREATED + timedelta(seconds=i)
     return Memory(
         id=_ulid(f"{conv.sample_id}/{t.dia_id}", created),
         type="fact",
-        title=t.speaker,
+        title=f"{t.speaker}: {t.text}",
         created=created,
         body=body,
         author="locomo@example.com",

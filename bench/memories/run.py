@@ -82,7 +82,9 @@ def neo4j_server(uri: str | None) -> tuple[str, str, str]:
 
 
 @contextmanager
-def indexed(root: Path, backend: str, neo4j_uri: str | None = None) -> Iterator[tuple[Service, Index]]:
+def indexed(
+    root: Path, backend: str, neo4j_uri: str | None = None, neo4j_auth: tuple[str, str] | None = None
+) -> Iterator[tuple[Service, Index]]:
     """The dev set indexed into ``backend`` (vectors included), as a Service over that index."""
     project = "devset-" + uuid.uuid4().hex[:8]
     idx: Index
@@ -93,7 +95,10 @@ def indexed(root: Path, backend: str, neo4j_uri: str | None = None) -> Iterator[
     else:
         from ccmemory.index.neo4j import Neo4jIndex
 
-        uri, user, password = neo4j_server(neo4j_uri)
+        if neo4j_uri and neo4j_auth:
+            uri, (user, password) = neo4j_uri, neo4j_auth
+        else:
+            uri, user, password = neo4j_server(neo4j_uri)
         idx = Neo4jIndex(uri, user, password)
     vault = Vault(root)
     cfg = load_config(root)
@@ -163,6 +168,7 @@ def main() -> None:
     backends = args.backend or ["sqlite"]
     queries = devset.load_queries()
     results: dict[str, dict[tuple[str, str], list[float]]] = {}
+    tops: dict[str, dict[tuple[str, str], list[str]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "repo"
         devset.make_repo(root)
@@ -172,9 +178,19 @@ def main() -> None:
                 if args.sweep:
                     sweep(svc, emb, [q for q in queries if q.split == "T"])
                 results[backend] = evaluate(svc, emb, queries)
+                tops[backend] = {(m, q.text): rank(svc, emb, q.text, m) for m in MODES for q in queries}
     print(f"{len(queries)} queries ({sum(q.split == 'T' for q in queries)} tuning), NOW={NOW:%Y-%m-%d}")
     print(f"fusion.DEFAULT = {fusion.DEFAULT}")
     print(table(results))
+    if len(tops) == 2:
+        a, b = tops.values()
+        for mode in MODES:
+            same = [a[(mode, q.text)] == b[(mode, q.text)] for q in queries]
+            sets = [set(a[(mode, q.text)]) == set(b[(mode, q.text)]) for q in queries]
+            print(
+                f"{mode}: identical top-5 on {sum(same)}/{len(queries)} queries,"
+                f" same top-5 set on {sum(sets)}/{len(queries)}"
+            )
 
 
 def sweep(svc: Service, emb: Any, tuning: Sequence[devset.Query]) -> None:

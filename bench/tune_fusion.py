@@ -1,0 +1,94 @@
+"""Pick the fusion recipe on the tuning halves of both sets together, ranked through the product.
+
+    .venv/bin/python bench/tune_fusion.py [--quick]
+
+Tuning data: the dev set's tuning half (bench/memories, hit@3) and LoCoMo conversations 0-4
+(hit@10), both ranked by ``ccmemory.search.search`` over real SQLite indexes. Held-out halves are
+not looked at here: ``bench/memories/run.py`` and ``bench/locomo/run.py`` report them for the
+recipe the product ships. The objective is the mean of the two tuning scores, subject to hybrid
+being at least as good as each single signal on both.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE.parent), str(HERE / "memories"), str(HERE / "locomo")]
+
+import devset  # noqa: E402
+import product  # noqa: E402
+import run as devbench  # noqa: E402
+from run import evaluate as dev_evaluate  # noqa: E402
+
+from ccmemory import fusion  # noqa: E402
+
+
+def candidates(quick: bool) -> list[fusion.FusionRecipe]:
+    out: list[fusion.FusionRecipe] = [fusion.DEFAULT]
+    weights = (0.5, 1.0, 1.5, 2.0) if quick else (0.5, 0.75, 1.0, 1.5, 2.0, 3.0)
+    for w in weights:
+        out.append(fusion.FusionRecipe(method="score", normalisation="minmax", vector_weight=w))
+        out.append(fusion.FusionRecipe(method="score", normalisation="max", vector_weight=w))
+        out.append(fusion.FusionRecipe(method="score", normalisation="minmax", vector_normalisation="raw", vector_weight=w))
+        out.append(fusion.FusionRecipe(method="score", normalisation="max", vector_normalisation="raw", vector_weight=w))
+        for k in (5.0, 20.0, 60.0):
+            out.append(fusion.FusionRecipe(method="rrf", rrf_k=k, vector_weight=w))
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+    loc = _locomo()
+    convs, _ = loc.load(loc.DEFAULT_DATA)
+    cache = loc.VectorCache(loc.DEFAULT_CACHE, loc.LocalMiniLM())
+    queries = [q for q in devset.load_queries() if q.split == "T"]
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "dev"
+        devset.make_repo(root)
+        indexed = product.build([convs[i] for i in loc.TUNE], cache, loc.DOC_FORMATS["speaker"], Path(tmp) / "loc")
+        with devbench.indexed(root, "sqlite") as (svc, _idx):
+            emb = devbench.CachedQueries(svc.embedder())
+            base_dev = dev_evaluate(svc, emb, queries)
+            base_loc = product.evaluate(indexed, range(len(indexed)), (1, 5, 10))
+            print(
+                f"singles  dev T hit@3 text {base_dev[('text', 'T')][1]:.3f} sem {base_dev[('semantic', 'T')][1]:.3f}"
+                f" | LoCoMo 0-4 hit@10 text {base_loc['text'][2]:.3f} sem {base_loc['semantic'][2]:.3f}"
+            )
+            best_dev = max(base_dev[("text", "T")][1], base_dev[("semantic", "T")][1])
+            best_loc = max(base_loc["text"][2], base_loc["semantic"][2])
+            rows = []
+            for recipe in candidates(args.quick):
+                d = dev_evaluate(svc, emb, queries, recipe)[("hybrid", "T")]
+                lo = product.evaluate(indexed, range(len(indexed)), (1, 5, 10), recipe, modes=("hybrid",))["hybrid"]
+                ok = d[1] >= best_dev and lo[2] >= best_loc
+                rows.append(((d[1] + lo[2]) / 2, ok, d, lo, recipe))
+                print(
+                    f"{(d[1] + lo[2]) / 2:.4f} {'ok ' if ok else 'LOW'} dev@1/3 {d[0]:.3f} {d[1]:.3f}"
+                    f" loc@1/5/10 {lo[0]:.3f} {lo[1]:.3f} {lo[2]:.3f}  {recipe}",
+                    flush=True,
+                )
+        for ic in indexed:
+            ic.close()
+    rows.sort(key=lambda r: (not r[1], -r[0], -r[2][0], -r[3][0]))
+    print("\nbest:", rows[0][4])
+
+
+def _locomo():  # type: ignore[no-untyped-def]
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("locomo_run", HERE / "locomo" / "run.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["locomo_run"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,77 @@
+"""One ranking on both backends: the dev set (bench/memories) indexed into SQLite and Neo4j must
+give the same top-5 for every query in every mode (ties aside)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.neo4j_server import Neo4jServer
+
+BENCH = Path(__file__).resolve().parent.parent / "bench" / "memories"
+sys.path.insert(0, str(BENCH))
+
+import devset  # noqa: E402
+import run as devbench  # noqa: E402
+
+pytestmark = pytest.mark.neo4j
+
+
+@pytest.fixture(scope="module")
+def tops(neo4j_server: Neo4jServer, tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
+    root = tmp_path_factory.mktemp("parity") / "repo"
+    devset.make_repo(root)
+    queries = devset.load_queries()
+    out: dict[str, dict] = {}
+    for backend in ("sqlite", "neo4j"):
+        with devbench.indexed(root, backend, neo4j_server.uri, neo4j_server.auth) as (svc, _idx):
+            emb = devbench.CachedQueries(svc.embedder())
+            out[backend] = {
+                (mode, q.text): _scored(svc, emb, q.text, mode) for mode in ("text", "semantic", "hybrid")
+                for q in queries
+            }
+    return out
+
+
+def _scored(svc, emb, query, mode):  # type: ignore[no-untyped-def]
+    from ccmemory.index.base import Filters
+    from ccmemory.search import search
+
+    f = Filters(project=svc.project, viewer=svc.viewer)
+    hits = search(svc.index, query, f, limit=5, mode=mode, embedder=emb, now=devbench.NOW).hits
+    return [(h.memory.id, round(h.score, 4)) for h in hits]
+
+
+def _differ(a: list[tuple[str, float]], b: list[tuple[str, float]]) -> bool:
+    """True unless the lists name the same memories in the same order, where memories with equal
+    (rounded) scores may appear in either order."""
+    if len(a) != len(b):
+        return True
+    group = lambda xs: [(s, sorted(i for i, t in xs if t == s)) for s in dict.fromkeys(t for _, t in xs)]  # noqa: E731
+    return group(a) != group(b)
+
+
+def _check(tops: dict[str, dict], mode: str) -> None:
+    bad = [k[1] for k in tops["sqlite"] if k[0] == mode and _differ(tops["sqlite"][k], tops["neo4j"][k])]
+    assert not bad, f"{mode}: top-5 differs on {len(bad)} queries, e.g. {bad[:3]}"
+
+
+def test_semantic_same_on_both_backends(tops: dict[str, dict]) -> None:
+    _check(tops, "semantic")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="full-text scores differ: FTS5 bm25 (porter, one document per row, column weights) vs "
+    "Lucene english (per-field BM25, stopwords removed at index time, idf over every project on the "
+    "server); product-side text scoring is not built yet (issue #13, partial)",
+)
+def test_text_same_on_both_backends(tops: dict[str, dict]) -> None:
+    _check(tops, "text")
+
+
+@pytest.mark.xfail(strict=True, reason="follows from the full-text difference above (issue #13, partial)")
+def test_hybrid_same_on_both_backends(tops: dict[str, dict]) -> None:
+    _check(tops, "hybrid")
