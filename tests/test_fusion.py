@@ -79,3 +79,14 @@ def test_recipe_fuse() -> None:
     assert [k for k, _ in score.fuse({"a": 3.0, "b": 1.0}, {"b": 0.9, "a": 0.1})] == ["a", "b"]
     capped = fusion.FusionRecipe(candidates=1)
     assert {k for k, _ in capped.fuse({"a": 2.0, "b": 1.0}, {"c": 0.9, "d": 0.1})} == {"a", "c"}
+
+
+def test_per_list_normalisation_keeps_raw_cosine() -> None:
+    """With ``vector_normalisation='raw'`` a weak best vector match stays weak."""
+    recipe = fusion.FusionRecipe(method="score", normalisation="minmax", vector_normalisation="raw")
+    fused = dict(recipe.fuse({"a": 10.0, "b": 5.0}, {"b": 0.3, "c": 0.28}))
+    assert fused["a"] == 1.0 and fused["b"] == 0.3 and fused["c"] == 0.28
+    same = dict(fusion.FusionRecipe(method="score").fuse({"a": 10.0, "b": 5.0}, {"b": 0.3, "c": 0.28}))
+    assert same["b"] == 1.0  # min-max would lift the weak match to the top of its list
+    with pytest.raises(ValueError):
+        fusion.score_fusion([{"a": 1.0}], method=["minmax", "raw"])

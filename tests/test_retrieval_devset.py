@@ -98,3 +98,19 @@ def _vectors(idx, svc) -> dict[str, bytes]:  # type: ignore[no-untyped-def]
     rows = idx.db.execute("SELECT text_hash, vec FROM vectors WHERE embedder = ?", (svc.embedder().name,))
     hashes = {text_hash(m) for m in idx.query(svc.filters(include_superseded=True), limit=1000)}
     return {h: bytes(v) for h, v in rows if h in hashes}
+
+
+def test_hybrid_not_worse_than_either_signal_sqlite(tmp_path: Path) -> None:
+    """On both halves of the dev set, hybrid hit@3 >= text and >= semantic (the shipped recipe)."""
+    devset.make_repo(tmp_path / "r")
+    with devbench.indexed(tmp_path / "r", "sqlite") as (svc, _idx):
+        emb = devbench.CachedQueries(svc.embedder())
+        res = devbench.evaluate(svc, emb, devset.load_queries())
+        for half in ("T", "H"):
+            hybrid = res[("hybrid", half)][1]
+            assert hybrid >= res[("text", half)][1], (half, res)
+            assert hybrid >= res[("semantic", half)][1], (half, res)
+        failed = devbench.rank(svc, emb, "what did we try that failed", "hybrid")
+        types = {m.id: m.type for m in svc.index.get(svc.project, failed)}
+        top = [types[i] for i in failed[:3]]
+        assert top[0] == "failed_approach" and top.count("failed_approach") >= 2, top
