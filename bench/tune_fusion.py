@@ -33,8 +33,16 @@ def candidates(quick: bool) -> list[fusion.FusionRecipe]:
     for w in weights:
         out.append(fusion.FusionRecipe(method="score", normalisation="minmax", vector_weight=w))
         out.append(fusion.FusionRecipe(method="score", normalisation="max", vector_weight=w))
-        out.append(fusion.FusionRecipe(method="score", normalisation="minmax", vector_normalisation="raw", vector_weight=w))
-        out.append(fusion.FusionRecipe(method="score", normalisation="max", vector_normalisation="raw", vector_weight=w))
+        out.append(
+            fusion.FusionRecipe(
+                method="score", normalisation="minmax", vector_normalisation="raw", vector_weight=w
+            )
+        )
+        out.append(
+            fusion.FusionRecipe(
+                method="score", normalisation="max", vector_normalisation="raw", vector_weight=w
+            )
+        )
         for k in (5.0, 20.0, 60.0):
             out.append(fusion.FusionRecipe(method="rrf", rrf_k=k, vector_weight=w))
     return out
@@ -51,7 +59,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "dev"
         devset.make_repo(root)
-        indexed = product.build([convs[i] for i in loc.TUNE], cache, loc.DOC_FORMATS["speaker"], Path(tmp) / "loc")
+        indexed = product.build(
+            [convs[i] for i in loc.TUNE], cache, loc.DOC_FORMATS["speaker"], Path(tmp) / "loc"
+        )
         with devbench.indexed(root, "sqlite") as (svc, _idx):
             emb = devbench.CachedQueries(svc.embedder())
             base_dev = dev_evaluate(svc, emb, queries)
@@ -65,7 +75,9 @@ def main() -> None:
             rows = []
             for recipe in candidates(args.quick):
                 d = dev_evaluate(svc, emb, queries, recipe)[("hybrid", "T")]
-                lo = product.evaluate(indexed, range(len(indexed)), (1, 5, 10), recipe, modes=("hybrid",))["hybrid"]
+                lo = product.evaluate(indexed, range(len(indexed)), (1, 5, 10), recipe, modes=("hybrid",))[
+                    "hybrid"
+                ]
                 ok = d[1] >= best_dev and lo[2] >= best_loc
                 rows.append(((d[1] + lo[2]) / 2, ok, d, lo, recipe))
                 print(

@@ -29,7 +29,8 @@ def tops(neo4j_server: Neo4jServer, tmp_path_factory: pytest.TempPathFactory) ->
         with devbench.indexed(root, backend, neo4j_server.uri, neo4j_server.auth) as (svc, _idx):
             emb = devbench.CachedQueries(svc.embedder())
             out[backend] = {
-                (mode, q.text): _scored(svc, emb, q.text, mode) for mode in ("text", "semantic", "hybrid")
+                (mode, q.text): _scored(svc, emb, q.text, mode)
+                for mode in ("text", "semantic", "hybrid")
                 for q in queries
             }
     return out

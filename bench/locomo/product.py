@@ -45,7 +45,9 @@ MODES = ("text", "semantic", "hybrid")
 
 def _ulid(key: str, when: datetime) -> str:
     crock = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-    n = (int(when.timestamp() * 1000) << 80) | int.from_bytes(hashlib.sha256(key.encode()).digest()[:10], "big")
+    n = (int(when.timestamp() * 1000) << 80) | int.from_bytes(
+        hashlib.sha256(key.encode()).digest()[:10], "big"
+    )
     return "".join(crock[(n >> (5 * i)) & 31] for i in reversed(range(26)))
 
 
@@ -107,13 +109,21 @@ class IndexedConversation:
             docs.append(doc_format(conv.turns[i], prev))
         vecs = cache.embed(docs, "document")
         self.index.store_vectors(
-            cache.embedder.name, int(vecs.shape[1]), [(text_hash(m), v) for m, v in zip(mems, vecs, strict=True)]
+            cache.embedder.name,
+            int(vecs.shape[1]),
+            [(text_hash(m), v) for m, v in zip(mems, vecs, strict=True)],
         )
         self.emb = QueryCache(cache)
 
     def rank(self, question: str, mode: str, recipe: fusion.FusionRecipe | None, k: int = 10) -> list[int]:
         resp = search(
-            self.index, question, Filters(self.project), limit=k, mode=mode, embedder=self.emb, now=NOW,
+            self.index,
+            question,
+            Filters(self.project),
+            limit=k,
+            mode=mode,
+            embedder=self.emb,
+            now=NOW,
             recipe=recipe,
         )
         return [self.turn_of[h.memory.id] for h in resp.hits]
@@ -123,8 +133,11 @@ class IndexedConversation:
 
 
 def evaluate(
-    indexed: Sequence[IndexedConversation], which: Iterable[int], ks: Sequence[int],
-    recipe: fusion.FusionRecipe | None = None, modes: Sequence[str] = MODES,
+    indexed: Sequence[IndexedConversation],
+    which: Iterable[int],
+    ks: Sequence[int],
+    recipe: fusion.FusionRecipe | None = None,
+    modes: Sequence[str] = MODES,
 ) -> dict[str, np.ndarray]:
     out: dict[str, list[list[float]]] = {m: [] for m in modes}
     for ci in which:

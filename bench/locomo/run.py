@@ -35,8 +35,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from ccmemory import fusion  # noqa: E402
-from ccmemory.embed import LocalMiniLM  # noqa: E402
+from ccmemory import fusion
+from ccmemory.embed import LocalMiniLM
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_DATA = HERE.parents[2] / "shared" / "bench" / "locomo" / "locomo10.json"

@@ -66,7 +66,9 @@ def parse_specs() -> list[Spec]:
         for ln in rest:
             name, sep, value = ln.partition("= ")
             if sep and name in TYPES[mtype].fields:
-                fields[name] = [v.strip() for v in value.split(",")] if name == "options_considered" else value
+                fields[name] = (
+                    [v.strip() for v in value.split(",")] if name == "options_considered" else value
+                )
             else:
                 body.append(ln.strip())
         created = datetime.fromisoformat(date).replace(hour=10, tzinfo=UTC)

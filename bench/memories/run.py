@@ -106,7 +106,7 @@ def indexed(
     svc = Service(vault, cfg, idx)
     try:
         reindex(vault, idx, project, main_branch="main")
-        done, problem = svc.embed_missing()
+        _, problem = svc.embed_missing()
         if problem:
             raise SystemExit(f"embedding failed: {problem}")
         yield svc, idx
@@ -202,9 +202,14 @@ def sweep(svc: Service, emb: Any, tuning: Sequence[devset.Query]) -> None:
 
 def candidate_recipes() -> list[fusion.FusionRecipe]:
     out = []
-    for w in (0.5, 1.0, 1.5, 2.0, 3.0):
+    for w in (0.5, 0.75, 1.0, 1.5, 2.0):
         for norm in ("minmax", "max", "zscore"):
             out.append(fusion.FusionRecipe(method="score", normalisation=norm, vector_weight=w))  # type: ignore[arg-type]
+            out.append(
+                fusion.FusionRecipe(
+                    method="score", normalisation=norm, vector_normalisation="raw", vector_weight=w
+                )  # type: ignore[arg-type]
+            )
         for k in (5.0, 20.0, 60.0):
             out.append(fusion.FusionRecipe(method="rrf", rrf_k=k, vector_weight=w))
     return out
