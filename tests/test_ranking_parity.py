@@ -41,7 +41,9 @@ def _scored(svc, emb, query, mode):  # type: ignore[no-untyped-def]
     from ccmemory.search import search
 
     f = Filters(project=svc.project, viewer=svc.viewer)
-    hits = search(svc.index, query, f, limit=5, mode=mode, embedder=emb, now=devbench.NOW).hits
+    resp = search(svc.index, query, f, limit=5, mode=mode, embedder=emb, now=devbench.NOW)
+    assert resp.mode == ("text" if mode == "text" else mode), resp.notices  # semantic must not fall back
+    hits = resp.hits
     return [(h.memory.id, round(h.score, 4)) for h in hits]
 
 

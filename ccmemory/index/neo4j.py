@@ -1006,21 +1006,28 @@ class Neo4jIndex:
         # Approximate candidates from the vector index first; when filters leave fewer than
         # `limit` of them, an exact scan over the project's memories gives the full answer.
         k = max(limit * 5, 100)
-        rows = self._read(
-            "CALL db.index.vector.queryNodes($index, $k, $v) YIELD node AS e, score AS s "
-            "WHERE e.embedder = $emb "
-            "MATCH (m:Memory {project: $p, text_hash: e.text_hash}) "
-            f"WHERE {where} "
-            "WITH m, vector.similarity.cosine(e.embedding, $v) AS s "
-            "RETURN m.id AS id, s ORDER BY s DESC, id ASC LIMIT $limit",
-            index=VECTOR_INDEX,
-            k=k,
-            p=f.project,
-            emb=embedder,
-            v=query,
-            limit=limit,
-            **params,
-        )
+        try:
+            rows = self._read(
+                "CALL db.index.vector.queryNodes($index, $k, $v) YIELD node AS e, score AS s "
+                "WHERE e.embedder = $emb "
+                "MATCH (m:Memory {project: $p, text_hash: e.text_hash}) "
+                f"WHERE {where} "
+                "WITH m, vector.similarity.cosine(e.embedding, $v) AS s "
+                "RETURN m.id AS id, s ORDER BY s DESC, id ASC LIMIT $limit",
+                index=VECTOR_INDEX,
+                k=k,
+                p=f.project,
+                emb=embedder,
+                v=query,
+                limit=limit,
+                **params,
+            )
+        except Neo4jError as exc:
+            # One vector index serves the whole server; another project's embedder may have left
+            # it at another dimension. The exact scan below still answers.
+            if "dimensions" not in str(exc):
+                raise
+            rows = []
         if len(rows) < limit:
             rows = self._read(
                 "MATCH (m:Memory {project: $p}) "
