@@ -336,7 +336,9 @@ def validate(meta: dict[str, Any]) -> list[Problem]:
     elif not isinstance(mid, str):
         err("id", f"'id' must be a string, got {type(mid).__name__}")
     elif not is_ulid(mid):
-        warn("id", f"id {mid!r} is not a ULID (26 Crockford base32 characters)")
+        # an error, not a warning: ids become page names, index keys and MCP references, so
+        # anything but the ULID form (e.g. `../../tmp/x`) is refused (docs/security.md)
+        err("id", f"id {mid[:80]!r} is not a ULID (26 Crockford base32 characters)")
     title = meta.get("title")
     if title in (None, "") or (isinstance(title, str) and not title.strip()):
         err(None, "missing 'title'")

@@ -11,7 +11,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import re
 
-__all__ = ["Finding", "find_secrets", "redact", "redact_obj"]
+    from ccmemory.model import Memory
+
+__all__ = ["Finding", "find_secrets", "redact", "redact_memory", "redact_obj"]
 
 
 class Finding:
@@ -91,6 +93,14 @@ _MARKERS = (
     "dsn",
     "bearer",
     "private",
+    "npm_",
+    "glpat-",
+    "hf_",
+    "pypi-",
+    "authorization",
+    "-u",
+    "--user",
+    "-p",
 )
 
 
@@ -175,6 +185,30 @@ _PATTERN_LIST: list[tuple[str, tuple[str, int], int]] = [
         2,
     ),
     ("bearer_token", _src(r"(?i)\b(bearer)\s+([A-Za-z0-9_\-.=~+/]{20,})"), 2),
+    ("basic_auth", _src(r"(?i)\b(authorization\s*[:=]\s*[\"']?\s*basic)\s+([A-Za-z0-9+/=_\-]{6,})"), 2),
+    ("npm_token", _src(r"\bnpm_[A-Za-z0-9]{36}\b"), 0),
+    ("gitlab_token", _src(r"\bglpat-[A-Za-z0-9_\-]{20,}"), 0),
+    ("huggingface_token", _src(r"\bhf_[A-Za-z0-9]{30,}\b"), 0),
+    ("pypi_token", _src(r"\bpypi-AgE[A-Za-z0-9_\-]{50,}"), 0),
+    # ?access_token=… / &api_key=… in a URL's query string
+    (
+        "url_query_secret",
+        _src(
+            r"(?i)[?&]((?:access|refresh|id|auth|api|private|session)?[_-]?token|api[_-]?key|apikey|key|"
+            r"secret|client[_-]?secret|password|passwd|pwd|sig|signature|x-amz-signature|x-amz-credential)"
+            r"=([^&;\s#\"'<>]{4,512})"
+        ),
+        2,
+    ),
+    # curl -u user:pass / --user user:pass (the user is kept)
+    ("curl_user", _src(r"(?i)(?:^|[\s;|&(])(?:-u|--user)(?:\s+|=)[\"']?([^\s:\"']{1,128}):([^\s\"']{1,256})"), 2),
+    # mysql -pPASS (the password glued to -p), and --password=… / --password … on any command line
+    (
+        "cli_password",
+        _src(r"(?i)\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n|;&]*?\s-p([^\s\"'-][^\s\"']{0,255})"),
+        1,
+    ),
+    ("cli_password", _src(r"(?i)(?:^|\s)--pass(?:word)?(?:=|\s+)(?!-)([^\s\"']{1,256})"), 1),
     # .env-style / shell / YAML / JSON assignment of a secret-named variable
     (
         "secret_assignment",
@@ -186,6 +220,11 @@ _PATTERN_LIST: list[tuple[str, tuple[str, int], int]] = [
         3,
     ),
 ]
+
+# kinds whose value may be a placeholder or a code reference (checked against _HARMLESS)
+_VARIABLE_KINDS = frozenset(
+    {"secret_assignment", "connection_password", "url_query_secret", "curl_user", "cli_password", "basic_auth"}
+)
 
 _SOURCES = [(kind, src, flags, group) for kind, (src, flags), group in _PATTERN_LIST]
 
@@ -215,7 +254,7 @@ def find_secrets(text: str) -> list[Finding]:
             start, end = m.span(group)
             if start < 0 or end <= start:
                 continue
-            if kind in ("secret_assignment", "connection_password") and (
+            if kind in _VARIABLE_KINDS and (
                 _HARMLESS.match(m.group(group)) or text[end : end + 1] == "("  # a call: code
             ):
                 continue
@@ -269,3 +308,35 @@ def redact_obj(value: object) -> object:
     if isinstance(value, list | tuple):
         return [redact_obj(v) for v in value]
     return value
+
+
+def redact_memory(memory: Memory) -> Memory:
+    """A copy of `memory` with every free-text field redacted: title, body, author, session, branch,
+    topics, files, relation reasons, the type's own fields and unknown keys. The one choke point:
+    `Vault.write_new` calls it, so CLI `new`, MCP `record_*`/supersede, capture and import all pass
+    through it. Ids, type, timestamps and relation targets are validated forms, left as they are."""
+    import dataclasses
+
+    from ccmemory.model import Relation
+
+    def opt(value: str | None) -> str | None:
+        return redact(value) if isinstance(value, str) else value
+
+    def strs(values: list[str]) -> list[str]:
+        return [redact(v) if isinstance(v, str) else v for v in values]
+
+    fields = redact_obj(memory.fields)
+    extra = redact_obj(memory.extra)
+    return dataclasses.replace(
+        memory,
+        title=redact(memory.title),
+        body=redact(memory.body),
+        author=opt(memory.author),
+        session=opt(memory.session),
+        branch=opt(memory.branch),
+        topics=strs(memory.topics),
+        files=strs(memory.files),
+        relations=[Relation(r.type, r.target, opt(r.reason)) for r in memory.relations],
+        fields=fields if isinstance(fields, dict) else memory.fields,
+        extra=extra if isinstance(extra, dict) else memory.extra,
+    )

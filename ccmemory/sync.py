@@ -12,6 +12,7 @@ from pathlib import Path
 from ccmemory import gitstate
 from ccmemory.index.base import FileProblem, FileRecord, Index
 from ccmemory.vault import MemoryFileError, Vault, decode, parse_text, read_bytes_checked
+from ccmemory.walk import Skipped
 
 
 @dataclass
@@ -22,6 +23,7 @@ class ReindexReport:
     unchanged: int = 0
     status_changed: int = 0
     errors: list[FileProblem] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)  # symlinks, FIFOs...: never read
     seconds: float = 0.0
 
     def as_dict(self) -> dict[str, object]:
@@ -32,38 +34,18 @@ class ReindexReport:
             "unchanged": self.unchanged,
             "status_changed": self.status_changed,
             "errors": [{"path": e.path, "line": e.line, "reason": e.reason} for e in self.errors],
+            "skipped": [{"path": s.rel, "level": s.level, "reason": s.reason} for s in self.skipped],
             "seconds": round(self.seconds, 3),
         }
 
 
-def scan(vault: Vault) -> dict[str, tuple[str, int, int]]:
-    """rel path -> (abs path, mtime_ns, size) for every memory file (the same set as
-    `Vault.iter_paths`), with os.scandir and plain strings: this runs on every reindex."""
-    from ccmemory.model import FOLDER_TO_TYPE
-    from ccmemory.vault import VAULT_DIR
-
-    out: dict[str, tuple[str, int, int]] = {}
-    base = str(vault.dir)
-    stack = [(os.path.join(base, folder), f"{VAULT_DIR}/{folder}") for folder in sorted(FOLDER_TO_TYPE)]
-    while stack:
-        folder, rel_folder = stack.pop()
-        try:
-            entries = list(os.scandir(folder))
-        except (FileNotFoundError, NotADirectoryError):
-            continue
-        for entry in entries:
-            name = entry.name
-            if name.startswith("."):
-                continue
-            try:
-                if entry.is_dir(follow_symlinks=True):
-                    stack.append((entry.path, f"{rel_folder}/{name}"))
-                elif name.endswith(".md"):
-                    st = entry.stat()
-                    out[f"{rel_folder}/{name}"] = (entry.path, st.st_mtime_ns, st.st_size)
-            except FileNotFoundError:
-                continue
-    return out
+def scan(vault: Vault, skipped: list[Skipped] | None = None) -> dict[str, tuple[str, int, int]]:
+    """rel path -> (abs path, mtime_ns, size) for every memory file, from the one vault walker
+    (`Vault.walk`: regular files only, symlinks and special files reported in `skipped`)."""
+    entries, skips = vault.walk()
+    if skipped is not None:
+        skipped.extend(skips)
+    return {e.rel: (e.path, e.mtime_ns, e.size) for e in entries}
 
 
 RACY_NS = 2_000_000_000
@@ -103,7 +85,7 @@ def reindex(
     report = ReindexReport()
     if full:
         index.clear(project)
-    on_disk = scan(vault)
+    on_disk = scan(vault, report.skipped)
     known = index.file_states(project)
     changed = [
         rel

@@ -341,6 +341,8 @@ def reindex_cmd(full: bool, no_embed: bool, as_json: bool) -> None:
         else:
             for e in report.errors:
                 click.echo(f"{e.path}:{e.line or 1}: {e.reason}", err=True)
+            for sk in report.skipped:
+                click.echo(f"{sk.rel}:1: skipped: {sk.reason}", err=True)
             click.echo(
                 f"added {report.added}, updated {report.updated}, removed {report.removed}, "
                 f"unchanged {report.unchanged}, status changed {report.status_changed}, "
