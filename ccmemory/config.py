@@ -55,12 +55,15 @@ def _git_email(root: Path) -> str | None:
 def read_config_file(vault_dir: Path) -> dict[str, Any]:
     import yaml
 
+    from ccmemory.vault import YAMLLimit, load_yaml
+    from ccmemory.walk import read_regular
+
     path = vault_dir / CONFIG_FILE
-    if not path.is_file():
+    if not os.path.lexists(path):
         return {}
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (yaml.YAMLError, OSError, UnicodeDecodeError) as exc:
+    try:  # a hostile config (FIFO, symlink, YAML bomb) is an error, never a hang (docs/security.md)
+        data = load_yaml(read_regular(path, 256 * 1024).decode("utf-8")) or {}
+    except (yaml.YAMLError, YAMLLimit, OSError, UnicodeDecodeError) as exc:
         raise ValueError(f"{path}: cannot read settings: {exc}") from None
     if not isinstance(data, dict):
         raise ValueError(f"{path}: settings must be a YAML mapping")

@@ -71,9 +71,12 @@ def _read_yaml(root: Path) -> tuple[dict[str, Any], dict[str, Any]]:
         return {}, {}
     import yaml
 
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+    from ccmemory.vault import YAMLLimit, load_yaml
+    from ccmemory.walk import read_regular
+
+    try:  # never follow a symlink, never block on a FIFO, bounded YAML (docs/security.md)
+        data = load_yaml(read_regular(path, 256 * 1024).decode("utf-8")) or {}
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, YAMLLimit):
         return {}, {}
     if not isinstance(data, dict):
         return {}, {}

@@ -251,7 +251,13 @@ def show(ref: str, as_json: bool, at: str | None) -> None:
         if sup:
             click.secho(f"superseded by: {', '.join(sup)}", fg="yellow")
         click.echo("")
-        click.echo(path.read_text(encoding="utf-8") if path.exists() else m.body)
+        from ccmemory.walk import read_regular
+
+        try:  # the safe reader: no symlink followed, no FIFO blocking
+            text = read_regular(path).decode("utf-8", "replace")
+        except OSError:
+            text = m.body
+        click.echo(text)
         from ccmemory.model import REVERSE_NAMES
 
         for e in outgoing:

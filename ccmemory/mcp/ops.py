@@ -993,9 +993,10 @@ def project_overview(svc: Service, name: str) -> dict[str, Any]:
 
 def memory_markdown(svc: Service, ref_: str) -> str:
     m = resolve_one(svc, ref_)
-    path = svc.vault.root / m.path
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError:
+    from ccmemory.walk import inside, read_regular
+
+    try:  # the one safe reader: no symlink followed, no FIFO blocking the server
+        text = read_regular(inside(svc.vault.root, *m.path.split("/"))).decode("utf-8", "replace")
+    except (OSError, ValueError):
         text = f"# {m.title}\n\n{m.body}\n"
     return text[: BODY_CAP * 2]

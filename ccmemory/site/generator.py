@@ -27,6 +27,7 @@ import yaml
 
 from ccmemory.index.base import Edge, IndexedMemory
 from ccmemory.model import TYPES
+from ccmemory.redact import redact
 from ccmemory.site.pages import TYPE_LABELS, Renderer, SiteData, log_page
 from ccmemory.site.safe import clean, escape
 
@@ -85,6 +86,23 @@ def _quiet_mkdocs(verbose: bool) -> Iterator[_Collect]:
         logger.removeHandler(handler)
         logger.setLevel(old_level)
         logger.propagate = old_propagate
+
+
+def write_target(root: Path, rel: str) -> Path:
+    """The path of a generated file: inside `root` (`ccmemory.walk.inside`) and with no symlink
+    between `root` and it, so a hostile id or a planted link cannot make the site write elsewhere."""
+    from ccmemory.walk import inside
+
+    try:
+        path = inside(root, *rel.split("/"))
+    except ValueError as exc:
+        raise SiteError(f"refusing to write page {rel[:120]!r}: {exc}") from None
+    probe = path
+    while probe != root and probe != probe.parent:
+        if probe.is_symlink():
+            raise SiteError(f"refusing to write page {rel[:120]!r}: {probe} is a symlink")
+        probe = probe.parent
+    return path
 
 
 def check_out_dir(out: Path) -> None:
@@ -206,13 +224,15 @@ class SiteGenerator:
         changed = 0
         self.docs_dir.mkdir(parents=True, exist_ok=True)
         for rel, text in files.items():
-            path = self.docs_dir / rel
-            data = text.encode("utf-8")
-            if path.is_file() and path.read_bytes() == data:
+            path = write_target(self.docs_dir, rel)  # refuses `..`, absolute parts and symlinks
+            data = redact(text).encode("utf-8")  # a hand-written secret never reaches a page
+            if path.is_file() and not path.is_symlink() and path.read_bytes() == data:
                 continue
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_name(path.name + ".tmp")
-            tmp.write_bytes(data)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o644)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
             os.replace(tmp, path)
             changed += 1
         for path in sorted(self.docs_dir.rglob("*"), reverse=True):
