@@ -56,6 +56,19 @@ def init_vault(root: Path) -> list[str]:
     return done
 
 
+def _in_git_dir(root: Path) -> bool:
+    """True in a bare repository or inside a `.git` folder, where init would write into git's data."""
+    from ccmemory import gitstate
+
+    if not root.is_dir():
+        return False
+    try:
+        out = gitstate.git(root, "rev-parse", "--is-inside-git-dir", check=False, timeout=10)
+    except gitstate.GitError:
+        return False
+    return out.strip() == "true"
+
+
 @click.command()
 @click.argument("path", required=False, type=click.Path(file_okay=False, path_type=Path))
 @click.option("--no-git-hooks", is_flag=True, help="Do not install the reindexing git hooks.")
@@ -71,6 +84,12 @@ def init(path: Path | None, no_git_hooks: bool) -> None:
     from ccmemory import gitstate
 
     root = (path or Path.cwd()).resolve()
+    if _in_git_dir(root):
+        bare = gitstate.git(root, "rev-parse", "--is-bare-repository", check=False, timeout=10).strip()
+        raise click.ClickException(
+            f"{root} is {'a bare git repository' if bare == 'true' else 'inside a .git folder'}: "
+            "ccmemory needs a working tree (run `ccmemory init` in a clone or a `git worktree`)"
+        )
     if path is None and gitstate.is_repo(root):
         root = Path(gitstate.git(root, "rev-parse", "--show-toplevel").strip())
     root.mkdir(parents=True, exist_ok=True)
@@ -219,7 +238,7 @@ def new(
 def show(ref: str, as_json: bool, at: str | None) -> None:
     """Show one memory by id, id prefix (≥ 4 characters) or file path, with what git and the
     index know about it: status, relations in both directions, what supersedes it."""
-    if at:
+    if at is not None:
         from ccmemory.cli.at import show_at
 
         return show_at(ref, at, as_json)

@@ -59,7 +59,7 @@ def search_cmd(
     from ccmemory.cli.at import service_at
     from ccmemory.lifecycle.staleness import for_indexed
 
-    with service_at(at) if at else service() as svc:
+    with service_at(at) if at is not None else service() as svc:
         f = svc.filters(
             types=list(types) or None,
             topics=list(topics) or None,
