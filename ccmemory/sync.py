@@ -72,6 +72,38 @@ def load_record(path: Path, rel: str, mtime_ns: int, size: int) -> FileRecord:
     return FileRecord(rel, mtime_ns, len(data), digest, parsed.memory)
 
 
+def _full_beside(
+    vault: Vault,
+    index: Index,
+    project: str,
+    main_branch: str | None,
+    progress: Callable[[int, int], None] | None,
+) -> ReindexReport | None:
+    """`reindex --full` for a backend that can build a fresh index beside the live one and swap
+    it in atomically (SQLite: `fresh_beside` / `swap_in`): readers (SessionStart context, MCP)
+    keep the old index during the rebuild, and a killed rebuild leaves it untouched. A corrupt
+    live file is moved aside first. None: the backend cannot, fall back to clear + refill."""
+    fresh_beside = getattr(index, "fresh_beside", None)
+    if fresh_beside is None:
+        return None
+    healthy = getattr(index, "healthy", None)
+    if healthy is not None and not healthy():
+        index.reset_corrupt()  # type: ignore[attr-defined]
+    fresh = fresh_beside(project)
+    if fresh is None:
+        return None
+    try:
+        report = reindex(vault, fresh, project, main_branch=main_branch, full=False, progress=progress)
+    except BaseException:
+        fresh.close()
+        from ccmemory.index.sqlite import _remove_db_files
+
+        _remove_db_files(fresh.location)
+        raise
+    index.swap_in(fresh)  # type: ignore[attr-defined]
+    return report
+
+
 def reindex(
     vault: Vault,
     index: Index,
@@ -82,6 +114,11 @@ def reindex(
     progress: Callable[[int, int], None] | None = None,
 ) -> ReindexReport:
     started = time.perf_counter()
+    if full:
+        rebuilt = _full_beside(vault, index, project, main_branch, progress)
+        if rebuilt is not None:
+            rebuilt.seconds = time.perf_counter() - started
+            return rebuilt
     report = ReindexReport()
     if full:
         index.clear(project)

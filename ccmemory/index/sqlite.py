@@ -105,30 +105,123 @@ def _superseded_sql(viewer: str | None) -> tuple[str, list[Any]]:
     return sql, params
 
 
+def _is_corrupt(exc: sqlite3.DatabaseError) -> bool:
+    """Corruption (not a database, malformed image), as opposed to e.g. 'database is locked'."""
+    text = str(exc).lower()
+    return "not a database" in text or "malformed" in text or "file is encrypted" in text
+
+
+def _remove_db_files(path: str) -> None:
+    import os
+
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path + suffix)
+
+
+def _move_aside(path: str) -> str:
+    """Rename a corrupt database (and its -wal/-shm) to `<path>.corrupt-<time>`; never deletes."""
+    import os
+    import time
+
+    target = f"{path}.corrupt-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        with contextlib.suppress(FileNotFoundError):
+            os.replace(path + suffix, target + suffix)
+    return target
+
+
 class SQLiteIndex:
     backend = "sqlite"
 
     def __init__(self, path: Path | str):
         self.location = str(path)
+        self.moved_aside: str | None = None  # where a corrupt file was moved (docs/security.md)
         if str(path) != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         try:
-            self.db = sqlite3.connect(str(path), timeout=30, isolation_level=None, check_same_thread=False)
-            self.db.execute("PRAGMA busy_timeout = 30000")
-            self.db.execute("PRAGMA journal_mode = WAL")
-            self.db.execute("PRAGMA synchronous = NORMAL")
-            self.db.execute("PRAGMA foreign_keys = OFF")
-            self._ensure_schema()
+            self._connect()
         except sqlite3.DatabaseError as exc:
-            raise IndexError_(
-                f"SQLite index {self.location} cannot be opened: {exc}. It is a cache: delete it "
-                "and run `ccmemory reindex` to rebuild it from the memory files."
-            ) from None
+            if not _is_corrupt(exc) or self.location == ":memory:":
+                raise IndexError_(
+                    f"SQLite index {self.location} cannot be opened: {exc}. It is a cache: delete it "
+                    "and run `ccmemory reindex` to rebuild it from the memory files."
+                ) from None
+            # not a database / malformed: it is a cache, so move it aside and start empty;
+            # `ccmemory reindex` refills it from the files
+            with contextlib.suppress(Exception):
+                self.db.close()
+            self.moved_aside = _move_aside(self.location)
+            self._connect()
         self._lock = threading.RLock()
         # (project, embedder) -> [stamp, ids, matrix, mask of not-superseded rows or None]
         self._vec_cache: dict[tuple[str, str], list[Any]] = {}
 
     # --- plumbing -----------------------------------------------------------------------------
+    def _connect(self) -> None:
+        self.db = sqlite3.connect(self.location, timeout=30, isolation_level=None, check_same_thread=False)
+        self.db.execute("PRAGMA busy_timeout = 30000")
+        self.db.execute("PRAGMA journal_mode = WAL")
+        self.db.execute("PRAGMA synchronous = NORMAL")
+        self.db.execute("PRAGMA foreign_keys = OFF")
+        self._ensure_schema()
+
+    # --- full rebuild beside the live file (issue 19) ------------------------------------------
+    def healthy(self) -> bool:
+        """`PRAGMA quick_check` says ok (run by `reindex --full` only: it reads every page)."""
+        try:
+            row = self.db.execute("PRAGMA quick_check(1)").fetchone()
+        except sqlite3.DatabaseError as exc:
+            if not _is_corrupt(exc):
+                raise
+            return False
+        return bool(row) and row[0] == "ok"
+
+    def reset_corrupt(self) -> str | None:
+        """Close, move the (corrupt) file aside and reopen empty. Returns where it went."""
+        if self.location == ":memory:":
+            return None
+        with self._lock:
+            with contextlib.suppress(Exception):
+                self.db.close()
+            self.moved_aside = _move_aside(self.location)
+            self._connect()
+            self._vec_cache.clear()
+            return self.moved_aside
+
+    def fresh_beside(self, project: str) -> SQLiteIndex | None:
+        """An empty index in a temp file next to this one, for `reindex --full` to fill while
+        readers keep using the live file; None when that is not possible (an in-memory index, or
+        a file that also holds other projects' rows, which a swap would drop)."""
+        if self.location == ":memory:":
+            return None
+        others = self.db.execute("SELECT 1 FROM files WHERE project != ? LIMIT 1", (project,)).fetchone()
+        if others:
+            return None
+        import os
+
+        tmp = f"{self.location}.rebuild-{os.getpid()}"
+        _remove_db_files(tmp)
+        fresh = SQLiteIndex(tmp)
+        # embeddings are keyed by content hash, not by project: keep them (no re-embedding)
+        with contextlib.suppress(sqlite3.DatabaseError):
+            fresh.db.execute("ATTACH DATABASE ? AS live", (self.location,))
+            try:
+                fresh.db.execute("INSERT OR IGNORE INTO main.vectors SELECT * FROM live.vectors")
+            finally:
+                fresh.db.execute("DETACH DATABASE live")
+        return fresh
+
+    def swap_in(self, fresh: SQLiteIndex) -> None:
+        """Replace this index's content with `fresh`'s in one SQLite transaction (the backup API
+        holds the write lock; WAL readers see the old or the new index, never a half-built one),
+        then delete the temp file. A kill before this point leaves the live index untouched."""
+        with self._lock:
+            fresh.db.backup(self.db)
+            self._vec_cache.clear()
+        fresh.close()
+        _remove_db_files(fresh.location)
+
     def _ensure_schema(self) -> None:
         row = None
         with contextlib.suppress(sqlite3.OperationalError):
