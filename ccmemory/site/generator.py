@@ -94,7 +94,10 @@ def write_target(root: Path, rel: str) -> Path:
     from ccmemory.walk import inside
 
     try:
-        path = inside(root, *rel.split("/"))
+        parts = rel.split("/")
+        if "" in parts:
+            raise ValueError("an absolute path or an empty part")
+        path = inside(root, *parts)
     except ValueError as exc:
         raise SiteError(f"refusing to write page {rel[:120]!r}: {exc}") from None
     probe = path
