@@ -10,8 +10,9 @@ from __future__ import annotations
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import re
+    from typing import TypeVar
 
-    from ccmemory.model import Memory
+    M = TypeVar("M")
 
 __all__ = ["Finding", "find_secrets", "redact", "redact_memory", "redact_obj"]
 
@@ -201,7 +202,11 @@ _PATTERN_LIST: list[tuple[str, tuple[str, int], int]] = [
         2,
     ),
     # curl -u user:pass / --user user:pass (the user is kept)
-    ("curl_user", _src(r"(?i)(?:^|[\s;|&(])(?:-u|--user)(?:\s+|=)[\"']?([^\s:\"']{1,128}):([^\s\"']{1,256})"), 2),
+    (
+        "curl_user",
+        _src(r"(?i)(?:^|[\s;|&(])(?:-u|--user)(?:\s+|=)[\"']?([^\s:\"']{1,128}):([^\s\"']{1,256})"),
+        2,
+    ),
     # mysql -pPASS (the password glued to -p), and --password=… / --password … on any command line
     (
         "cli_password",
@@ -223,7 +228,14 @@ _PATTERN_LIST: list[tuple[str, tuple[str, int], int]] = [
 
 # kinds whose value may be a placeholder or a code reference (checked against _HARMLESS)
 _VARIABLE_KINDS = frozenset(
-    {"secret_assignment", "connection_password", "url_query_secret", "curl_user", "cli_password", "basic_auth"}
+    {
+        "secret_assignment",
+        "connection_password",
+        "url_query_secret",
+        "curl_user",
+        "cli_password",
+        "basic_auth",
+    }
 )
 
 _SOURCES = [(kind, src, flags, group) for kind, (src, flags), group in _PATTERN_LIST]
@@ -231,7 +243,7 @@ _SOURCES = [(kind, src, flags, group) for kind, (src, flags), group in _PATTERN_
 
 # Values that are obviously not secrets (placeholders, references to other variables)
 _HARMLESS_SRC = (
-    r"^[\"']?(?:|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|<[^>]*>|x+|\*+|\.\.\.|…|none|null|true|false|"
+    r"^[\"']?(?:|\[REDACTED:[a-z_]+\].*|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|<[^>]*>|x+|\*+|\.\.\.|…|none|null|true|false|"
     r"changeme|redacted|example|your[_-].*|os\.environ.*|process\.env.*|getenv.*|env\(.*|"
     r"str|int|bool|bytes|string|number|any|optional\[.*|none\)?|self\..*)[\"']?$"
 )
@@ -310,33 +322,33 @@ def redact_obj(value: object) -> object:
     return value
 
 
-def redact_memory(memory: Memory) -> Memory:
-    """A copy of `memory` with every free-text field redacted: title, body, author, session, branch,
-    topics, files, relation reasons, the type's own fields and unknown keys. The one choke point:
-    `Vault.write_new` calls it, so CLI `new`, MCP `record_*`/supersede, capture and import all pass
-    through it. Ids, type, timestamps and relation targets are validated forms, left as they are."""
+def redact_memory(memory: M) -> M:
+    """A copy of a memory (`model.Memory`, or the index's `IndexedMemory`) with every free-text
+    field redacted: title, body, author, session, branch, topics, files, relation reasons, the
+    type's own fields and unknown keys. The one choke point: `Vault.write_new` calls it, so CLI
+    `new`, MCP `record_*`/supersede, capture and import all pass through it; the site calls it on
+    what it reads from the index. Ids, type, timestamps and relation targets are validated forms,
+    left as they are."""
     import dataclasses
 
     from ccmemory.model import Relation
 
-    def opt(value: str | None) -> str | None:
+    def opt(value: object) -> object:
         return redact(value) if isinstance(value, str) else value
 
-    def strs(values: list[str]) -> list[str]:
-        return [redact(v) if isinstance(v, str) else v for v in values]
-
-    fields = redact_obj(memory.fields)
-    extra = redact_obj(memory.extra)
-    return dataclasses.replace(
-        memory,
-        title=redact(memory.title),
-        body=redact(memory.body),
-        author=opt(memory.author),
-        session=opt(memory.session),
-        branch=opt(memory.branch),
-        topics=strs(memory.topics),
-        files=strs(memory.files),
-        relations=[Relation(r.type, r.target, opt(r.reason)) for r in memory.relations],
-        fields=fields if isinstance(fields, dict) else memory.fields,
-        extra=extra if isinstance(extra, dict) else memory.extra,
-    )
+    names = {f.name for f in dataclasses.fields(memory)}  # type: ignore[arg-type]
+    changes: dict[str, object] = {}
+    for key in ("title", "body", "author", "session", "branch"):
+        if key in names:
+            changes[key] = opt(getattr(memory, key))
+    for key in ("topics", "files"):
+        if key in names:
+            changes[key] = [opt(v) for v in getattr(memory, key)]
+    if "relations" in names:
+        changes["relations"] = [Relation(r.type, r.target, opt(r.reason)) for r in memory.relations]  # type: ignore[attr-defined,arg-type]
+    for key in ("fields", "extra"):
+        if key in names:
+            value = redact_obj(getattr(memory, key))
+            if isinstance(value, dict):
+                changes[key] = value
+    return dataclasses.replace(memory, **changes)  # type: ignore[type-var]

@@ -18,7 +18,6 @@ from typing import Any
 import yaml
 
 from ccmemory.atomic import atomic_write
-from ccmemory.walk import MAX_FILE_BYTES, Entry, Skipped, UnsafeFile, read_regular, walk
 from ccmemory.model import (
     FOLDER_TO_TYPE,
     TYPES,
@@ -28,6 +27,7 @@ from ccmemory.model import (
     from_frontmatter,
     validate,
 )
+from ccmemory.walk import MAX_FILE_BYTES, Entry, Skipped, UnsafeFile, read_regular, walk
 
 VAULT_DIR = ".ccmemory"
 LOCAL_DIR = "local"
@@ -120,13 +120,24 @@ class YAMLLimit(ValueError):
         self.reason = reason
 
 
+def _line(event: Any) -> int:
+    mark = getattr(event, "start_mark", None)
+    return int(mark.line) + 1 if mark is not None else 1
+
+
 def _prescan(src: str) -> None:
     if len(src) > MAX_FRONTMATTER_BYTES:
         raise YAMLLimit(1, f"frontmatter is {len(src)} characters; the limit is {MAX_FRONTMATTER_BYTES}")
-    if "&" not in src and "*" not in src and "[" not in src and "{" not in src and "- -" not in src:
+    if (
+        "&" not in src
+        and "*" not in src
+        and "[" not in src
+        and "{" not in src
+        and "- -" not in src
         # no anchors, aliases or flow nesting: depth comes from indentation only
-        if max((len(ln) - len(ln.lstrip(" -")) for ln in src.splitlines()), default=0) < MAX_YAML_DEPTH:
-            return
+        and max((len(ln) - len(ln.lstrip(" -")) for ln in src.splitlines()), default=0) < MAX_YAML_DEPTH
+    ):
+        return
     sizes: dict[str, int] = {}
     stack: list[list[Any]] = []  # [anchor, node count]
     total = 0
@@ -138,7 +149,7 @@ def _prescan(src: str) -> None:
             if isinstance(ev, yaml.SequenceStartEvent | yaml.MappingStartEvent):
                 stack.append([ev.anchor, 1])
                 if len(stack) > MAX_YAML_DEPTH:
-                    raise YAMLLimit(ev.start_mark.line + 1, f"YAML nested deeper than {MAX_YAML_DEPTH} levels")
+                    raise YAMLLimit(_line(ev), f"YAML nested deeper than {MAX_YAML_DEPTH} levels")
                 continue
             if isinstance(ev, yaml.SequenceEndEvent | yaml.MappingEndEvent):
                 anchor, n = stack.pop()
@@ -157,7 +168,7 @@ def _prescan(src: str) -> None:
             total += n
             if total > MAX_YAML_NODES or (stack and stack[-1][1] > MAX_YAML_NODES):
                 raise YAMLLimit(
-                    ev.start_mark.line + 1, f"YAML expands to more than {MAX_YAML_NODES} values (alias bomb?)"
+                    _line(ev), f"YAML expands to more than {MAX_YAML_NODES} values (alias bomb?)"
                 )
     finally:
         dispose = getattr(loader, "dispose", None)
@@ -355,7 +366,8 @@ class Vault:
         """Every memory file (`*.md` directly or nested inside a type folder) and every name that
         was not read (symlinks, FIFOs...): the one walker (`ccmemory.walk`). Sorted by path."""
         if os.path.islink(self.dir):
-            return [], [Skipped(VAULT_DIR, "error", "symlink not followed (.ccmemory/ must be a real folder)")]
+            why = "symlink not followed (.ccmemory/ must be a real folder)"
+            return [], [Skipped(VAULT_DIR, "error", why)]
         return walk(self.dir, VAULT_DIR, roots=FOLDER_TO_TYPE)
 
     def iter_paths(self) -> Iterator[Path]:

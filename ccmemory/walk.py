@@ -41,7 +41,9 @@ class UnsafeFile(OSError):
     """`read_regular` refused the file (symlink, special file, too big, vanished)."""
 
 
-_O_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+_O_FLAGS = (
+    os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+)
 
 
 def _limit(n: int) -> str:
@@ -86,7 +88,9 @@ def walk(
         except OSError:
             continue
         if stat.S_ISLNK(st.st_mode):
-            skipped.append(Skipped(rel, "error", "symlink not followed (memory folders must be real folders)"))
+            skipped.append(
+                Skipped(rel, "error", "symlink not followed (memory folders must be real folders)")
+            )
         elif stat.S_ISDIR(st.st_mode):
             stack.append((folder, rel, 0))
     while stack:
@@ -103,11 +107,15 @@ def walk(
             rel = f"{rel_folder}/{name}"
             try:
                 if entry.is_symlink():
-                    skipped.append(Skipped(rel, "error", "symlink not followed (memory files must be regular files)"))
+                    skipped.append(
+                        Skipped(rel, "error", "symlink not followed (memory files must be regular files)")
+                    )
                     continue
                 if entry.is_dir(follow_symlinks=False):
                     if depth >= MAX_DEPTH:
-                        skipped.append(Skipped(rel, "warning", f"folder nested deeper than {MAX_DEPTH} levels, not read"))
+                        skipped.append(
+                            Skipped(rel, "warning", f"folder nested deeper than {MAX_DEPTH} levels, not read")
+                        )
                     else:
                         stack.append((entry.path, rel, depth + 1))
                     continue

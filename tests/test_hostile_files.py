@@ -61,7 +61,9 @@ def assert_good_indexed(run_cli: RunCli, repo: Path) -> None:
 
 
 @pytest.mark.parametrize("kind", ["file_outside", "dir_outside", "loop", "dangling"])
-def test_symlinks_are_reported_never_followed(vault: Path, tmp_path: Path, run_cli: RunCli, kind: str) -> None:
+def test_symlinks_are_reported_never_followed(
+    vault: Path, tmp_path: Path, run_cli: RunCli, kind: str
+) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
     secret = outside / "passwd.md"
@@ -113,10 +115,14 @@ def test_check_and_reindex_agree_on_the_file_set(vault: Path, tmp_path: Path, ru
     checked = {f.path for f in check_vault(v)} | {v.rel(p) for p in v.iter_paths()}
     skipped: list[object] = []
     scanned = set(scan(v, skipped))  # type: ignore[arg-type]
-    assert scanned == {v.rel(p) for p in v.iter_paths()} == {
-        ".ccmemory/facts/good.md",
-        ".ccmemory/facts/nested/n.md",
-    }
+    assert (
+        scanned
+        == {v.rel(p) for p in v.iter_paths()}
+        == {
+            ".ccmemory/facts/good.md",
+            ".ccmemory/facts/nested/n.md",
+        }
+    )
     assert checked - scanned == {".ccmemory/facts/l.md", ".ccmemory/facts/f.md"}
     assert {s.rel for s in skipped} == {".ccmemory/facts/l.md", ".ccmemory/facts/f.md"}  # type: ignore[attr-defined]
 
@@ -172,11 +178,8 @@ def test_read_regular_refuses_without_blocking(tmp_path: Path) -> None:
 
 # --- YAML bombs (6) ------------------------------------------------------------------------------
 
-ALIAS_BOMB = (
-    'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n'
-    + "".join(
-        f"{n}: &{n} [{','.join(['*' + p] * 9)}]\n" for p, n in zip("abcdefgh", "bcdefghi", strict=True)
-    )
+ALIAS_BOMB = 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n' + "".join(
+    f"{n}: &{n} [{','.join(['*' + p] * 9)}]\n" for p, n in zip("abcdefgh", "bcdefghi", strict=True)
 )
 BOMBS = {
     "deep_flow_list": "x: " + "[" * 50_000 + "]" * 50_000 + "\n",
@@ -216,7 +219,13 @@ def test_alias_bomb_is_refused_fast_in_process() -> None:
 
 # --- id traversal (5) ----------------------------------------------------------------------------
 
-BAD_IDS = ["../../../../../../../../tmp/victim/NOTES", "/etc/passwd", "a/b", "..", "01JD00000000000000000000\\x"]
+BAD_IDS = [
+    "../../../../../../../../tmp/victim/NOTES",
+    "/etc/passwd",
+    "a/b",
+    "..",
+    "01JD00000000000000000000\\x",
+]
 
 
 @pytest.mark.parametrize("bad_id", BAD_IDS)

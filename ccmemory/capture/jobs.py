@@ -81,7 +81,8 @@ def sweep_tmp(paths: LocalPaths, now: float | None = None) -> int:
             if not (entry.name.startswith(".") and entry.name.endswith(".tmp")):
                 continue
             try:
-                if entry.is_file(follow_symlinks=False) and now - entry.stat(follow_symlinks=False).st_mtime > STALE_TMP_SECONDS:
+                st = entry.stat(follow_symlinks=False)
+                if entry.is_file(follow_symlinks=False) and now - st.st_mtime > STALE_TMP_SECONDS:
                     os.unlink(entry.path)
                     removed += 1
             except OSError:

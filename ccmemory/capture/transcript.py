@@ -73,7 +73,7 @@ def read_records(
     pos = offset
     budget = limit_bytes if limit_bytes is not None else -1
     try:
-        fh = open(path, "rb")
+        fh = open(path, "rb")  # noqa: SIM115 - closed by the `with` below; open errors handled here
     except (FileNotFoundError, IsADirectoryError, PermissionError):
         return ReadResult([], offset)
     with fh:

@@ -41,7 +41,8 @@ def snapshot_service(rev: str, *, quiet: bool = False) -> Iterator[tuple[Any, st
     try:
         svc, snap = open_service_at(None, rev)
     except GitError as exc:
-        raise click.ClickException(f"--at {rev}: no such revision ({str(exc).splitlines()[-1][:200]})") from None
+        why = str(exc).splitlines()[-1][:200] if str(exc) else "git error"
+        raise click.ClickException(f"--at {rev}: no such revision ({why})") from None
     except (VaultNotFound, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
     if not quiet:
