@@ -63,7 +63,7 @@ def read_config_file(vault_dir: Path) -> dict[str, Any]:
         return {}
     try:  # a hostile config (FIFO, symlink, YAML bomb) is an error, never a hang (docs/security.md)
         data = load_yaml(read_regular(path, 256 * 1024).decode("utf-8")) or {}
-    except (yaml.YAMLError, YAMLLimit, OSError, UnicodeDecodeError) as exc:
+    except (yaml.YAMLError, YAMLLimit, ValueError, TypeError, OSError) as exc:
         raise ValueError(f"{path}: cannot read settings: {exc}") from None
     if not isinstance(data, dict):
         raise ValueError(f"{path}: settings must be a YAML mapping")

@@ -262,6 +262,8 @@ def parse_text(text: str, path: str) -> ParsedFile:
         raise MemoryFileError(path, exc.line + 1, f"frontmatter refused: {exc.reason}") from None
     except (RecursionError, OverflowError, MemoryError) as exc:
         raise MemoryFileError(path, 2, f"frontmatter refused: {type(exc).__name__}") from None
+    except (ValueError, TypeError) as exc:  # yaml's constructors: e.g. `2026-13-45` as a date
+        raise MemoryFileError(path, 2, f"malformed YAML frontmatter: {str(exc)[:200]}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         line = mark.line + 2 if mark is not None else 1
@@ -286,7 +288,7 @@ def check_text(text: str) -> list[tuple[int, Problem]]:
         return []
     try:
         meta = load_yaml(m.group(1))
-    except (yaml.YAMLError, YAMLLimit, RecursionError, OverflowError, MemoryError):
+    except (yaml.YAMLError, ValueError, TypeError, RecursionError, OverflowError, MemoryError):
         return []
     if not isinstance(meta, dict):
         return []

@@ -76,7 +76,7 @@ def _read_yaml(root: Path) -> tuple[dict[str, Any], dict[str, Any]]:
 
     try:  # never follow a symlink, never block on a FIFO, bounded YAML (docs/security.md)
         data = load_yaml(read_regular(path, 256 * 1024).decode("utf-8")) or {}
-    except (OSError, UnicodeDecodeError, yaml.YAMLError, YAMLLimit):
+    except (OSError, ValueError, TypeError, yaml.YAMLError, YAMLLimit):
         return {}, {}
     if not isinstance(data, dict):
         return {}, {}

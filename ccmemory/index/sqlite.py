@@ -111,6 +111,18 @@ def _is_corrupt(exc: sqlite3.DatabaseError) -> bool:
     return "not a database" in text or "malformed" in text or "file is encrypted" in text
 
 
+def _alive(pid: int) -> bool:
+    import os
+
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
 def _remove_db_files(path: str) -> None:
     import os
 
@@ -198,8 +210,13 @@ class SQLiteIndex:
         others = self.db.execute("SELECT 1 FROM files WHERE project != ? LIMIT 1", (project,)).fetchone()
         if others:
             return None
+        import glob
         import os
 
+        for old in glob.glob(glob.escape(self.location) + ".rebuild-*"):  # left by a killed rebuild
+            pid = old.rsplit("-", 1)[-1]
+            if pid.isdigit() and not _alive(int(pid)):
+                _remove_db_files(old)
         tmp = f"{self.location}.rebuild-{os.getpid()}"
         _remove_db_files(tmp)
         fresh = SQLiteIndex(tmp)
