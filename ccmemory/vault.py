@@ -125,19 +125,20 @@ def _line(event: Any) -> int:
     return int(mark.line) + 1 if mark is not None else 1
 
 
+def _depth_bound(src: str) -> int:
+    """A cheap upper bound on the nesting depth of `src`: every flow collection needs a `[` or
+    `{`, every block sequence a `- ` (or a `-` ending a line), every complex key a `?`, and a
+    block mapping nested in another (not through a sequence entry) a deeper indentation."""
+    indents = {len(ln) - len(ln.lstrip(" ")) for ln in src.split("\n")}
+    dashes = src.count("- ") + src.count("-\n") + (1 if src.endswith("-") else 0)
+    return src.count("[") + src.count("{") + dashes + src.count("?") + len(indents)
+
+
 def _prescan(src: str) -> None:
     if len(src) > MAX_FRONTMATTER_BYTES:
         raise YAMLLimit(1, f"frontmatter is {len(src)} characters; the limit is {MAX_FRONTMATTER_BYTES}")
-    if (
-        "&" not in src
-        and "*" not in src
-        and "[" not in src
-        and "{" not in src
-        and "- -" not in src
-        # no anchors, aliases or flow nesting: depth comes from indentation only
-        and max((len(ln) - len(ln.lstrip(" -")) for ln in src.splitlines()), default=0) < MAX_YAML_DEPTH
-    ):
-        return
+    if "&" not in src and _depth_bound(src) < MAX_YAML_DEPTH:
+        return  # no anchor (so no alias can expand) and provably shallow: the common case
     sizes: dict[str, int] = {}
     stack: list[list[Any]] = []  # [anchor, node count]
     total = 0

@@ -100,3 +100,40 @@ def test_what_ccmemory_writes_reads_back(mtype: str, title: str, body: str, topi
     assert (back.id, back.type, back.created) == (m.id, m.type, m.created)
     assert back.title == m.title.strip() and back.topics == m.topics  # titles are stripped on read
     assert back.body.strip() == m.body.strip()
+
+
+def _true_depth(src: str) -> int | None:
+    import yaml
+
+    from ccmemory.vault import _Loader
+
+    depth = best = 0
+    loader = _Loader(src)
+    try:
+        while loader.check_event():
+            ev = loader.get_event()
+            if isinstance(ev, yaml.SequenceStartEvent | yaml.MappingStartEvent):
+                depth += 1
+                best = max(best, depth)
+            elif isinstance(ev, yaml.SequenceEndEvent | yaml.MappingEndEvent):
+                depth -= 1
+    except yaml.YAMLError:
+        return None
+    finally:
+        loader.dispose()
+    return best
+
+
+BLOCK_TOKENS = ["- ", "-\n", "a:", "a: ", ": ", "\n", "  ", " ", "[", "]", "{", "}", ",", "? ", "x", "'q'", "#"]
+
+
+@FUZZ
+@given(st.lists(st.sampled_from(BLOCK_TOKENS), max_size=120))
+def test_fast_path_depth_bound_is_sound(tokens: list[str]) -> None:
+    """The prescan skips the event walk when `_depth_bound` < the limit: it must never undercount."""
+    from ccmemory.vault import _depth_bound
+
+    src = "".join(tokens)
+    depth = _true_depth(src)
+    if depth is not None:
+        assert depth <= _depth_bound(src), src
