@@ -20,12 +20,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import yaml  # noqa: E402
+import yaml
 
-from bench.bench_index import make_vault  # noqa: E402
-from ccmemory import vault as vault_mod  # noqa: E402
-from ccmemory.vault import Vault, parse_text  # noqa: E402
-from ccmemory.walk import read_regular  # noqa: E402
+from bench.bench_index import make_vault
+from ccmemory import vault as vault_mod
+from ccmemory.vault import Vault, parse_text
+from ccmemory.walk import read_regular
 
 
 def _time(fn: object) -> float:

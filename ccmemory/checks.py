@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,6 +35,9 @@ def check_vault(vault: Vault) -> list[Finding]:
     targets: list[tuple[str, int, str]] = []
     entries, skipped = vault.walk()
     findings += [Finding(s.rel, 1, s.level, s.reason) for s in skipped]
+    if os.path.islink(vault.local):  # git ignores `local/` folders, not a symlink named `local`
+        why = "symlink: .ccmemory/local must be a real, git-ignored folder"
+        findings.append(Finding(".ccmemory/local", 1, "error", why))
     for entry in entries:
         path, rel = Path(entry.path), entry.rel
         try:

@@ -350,3 +350,21 @@ def test_transcript_is_streamed_not_read_whole(tmp_path: Path) -> None:
     n, offset, grown_mb = int(out[0]), int(out[1]), int(out[2])
     assert n == 30 and offset == path.stat().st_size
     assert grown_mb < 60, f"reader grew by {grown_mb} MB for a {path.stat().st_size >> 20} MB file"
+
+
+def test_symlinked_local_cache_is_refused(vault: Path, tmp_path: Path, run_cli: RunCli) -> None:
+    """`.ccmemory/local/` is git-ignored as a folder, but a *symlink* named `local` can be committed:
+    nothing may be written through it."""
+    import shutil
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    local = vault / ".ccmemory" / "local"
+    if local.exists():
+        shutil.rmtree(local)
+    local.symlink_to(elsewhere, target_is_directory=True)
+    code, findings = check(run_cli, vault)
+    assert code == 1 and [f["path"] for f in findings] == [".ccmemory/local"]
+    proc = run_cli(vault, "reindex", check=False)
+    assert proc.returncode != 0 and "symlink" in proc.stderr and "Traceback" not in proc.stderr
+    assert list(elsewhere.iterdir()) == []

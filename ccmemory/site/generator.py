@@ -247,9 +247,14 @@ class SiteGenerator:
             elif path.is_dir() and not any(path.iterdir()):
                 path.rmdir()
         cfg_text = yaml.safe_dump(self.config(site_dir), sort_keys=False, allow_unicode=True)
-        cfg_path = self.project_dir / "mkdocs.yml"
-        if not cfg_path.is_file() or cfg_path.read_text(encoding="utf-8") != cfg_text:
-            cfg_path.write_text(cfg_text, encoding="utf-8")
+        cfg_path = write_target(self.project_dir, "mkdocs.yml")
+        stale = cfg_path.is_symlink() or not cfg_path.is_file()
+        if stale or cfg_path.read_text(encoding="utf-8") != cfg_text:
+            tmp = cfg_path.with_name(cfg_path.name + ".tmp")
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o644)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(cfg_text.encode("utf-8"))
+            os.replace(tmp, cfg_path)
             changed += 1
         return changed
 
