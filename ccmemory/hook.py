@@ -98,6 +98,8 @@ def main(argv: list[str]) -> int:
         root = _root_for(payload)
         if root is None:
             return 0  # not a ccmemory project: do nothing
+        if os.path.islink(os.path.join(root, ".ccmemory", "local")):
+            return 0  # a committed symlink: never write spool, jobs or logs through it (docs/security.md)
         if payload is None:
             _log(root, event or "?", problem)
             return 0

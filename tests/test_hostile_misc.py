@@ -305,3 +305,19 @@ def test_at_gives_clear_errors(repo: Path, run_cli: RunCli, rev: str, expect: st
     subprocess.run(["git", "-C", str(repo), "commit", "-qm", "init"], check=True)
     proc = run_cli(repo, command, "x", "--at", rev, check=False)
     assert proc.returncode == 1 and expect in proc.stderr and "fatal:" not in proc.stderr, proc.stderr
+
+
+def test_hooks_never_write_through_a_symlinked_local(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (repo / ".ccmemory" / "local").symlink_to(elsewhere, target_is_directory=True)
+    for event, extra in (
+        ("UserPromptSubmit", {"prompt": "hello"}),
+        ("PostToolUse", {"tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_response": {}}),
+        ("SessionStart", {"source": "startup"}),
+    ):
+        payload = {"session_id": "s-1", "cwd": str(repo), "hook_event_name": event, **extra}
+        proc = run_hook(event, payload, repo, hook_env())
+        assert proc.returncode == 0
+    assert list(elsewhere.iterdir()) == []
