@@ -50,13 +50,28 @@ def test_full_rebuild_keeps_the_live_index_readable(repo: Path) -> None:
 
     fill(repo, 450)
     seen: list[int] = []
+    contexts: list[str] = []
+
+    def during(n: int, total: int) -> None:
+        seen.append(live_count(repo))
+        if not contexts:  # a real SessionStart hook in the middle of the rebuild
+            payload = {
+                "session_id": "s-1",
+                "cwd": str(repo),
+                "hook_event_name": "SessionStart",
+                "source": "startup",
+            }
+            out = run_hook("SessionStart", payload, repo, hook_env()).stdout
+            contexts.append(json.loads(out)["hookSpecificOutput"]["additionalContext"] if out.strip() else "")
+
     with Service(Vault(repo)) as svc:
         svc.reindex()
         assert live_count(repo) == 450
         # during the rebuild (progress runs while the fresh index is being filled) a reader of
         # the live file still sees every memory; before issue 19 it saw an empty index
-        report = svc.reindex(full=True, progress=lambda n, total: seen.append(live_count(repo)))
+        report = svc.reindex(full=True, progress=during)
         assert report.added == 450 and seen and set(seen) == {450}
+        assert contexts and "walruses" in contexts[0]
         assert live_count(repo) == 450
         assert svc.search("walruses", limit=5)
     assert not list((repo / ".ccmemory" / "local").glob("index.db.rebuild-*"))
