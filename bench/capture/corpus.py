@@ -63,12 +63,16 @@ def score(items: list[dict[str, Any]]) -> Score:
             if exp is None:
                 s.false_positives.append(f"{item['id']}: {item['text']!r} -> {cand['title']!r}")
                 continue
-            if (has(right_b, exp["wrong"]) and not has(right_b, exp["right"])) or (has(wrong_b, exp["right"]) and not has(wrong_b, exp["wrong"])):
+            if (has(right_b, exp["wrong"]) and not has(right_b, exp["right"])) or (
+                has(wrong_b, exp["right"]) and not has(wrong_b, exp["wrong"])
+            ):
                 s.inversions.append(f"{item['id']}: {item['text']!r} -> right={right_b!r} wrong={wrong_b!r}")
             elif has(right_b, exp["right"]) and has(wrong_b, exp["wrong"]):
                 s.right += 1
             else:
-                s.false_positives.append(f"{item['id']}: {item['text']!r} -> right={right_b!r} wrong={wrong_b!r}")
+                s.false_positives.append(
+                    f"{item['id']}: {item['text']!r} -> right={right_b!r} wrong={wrong_b!r}"
+                )
         if exp is not None and not cands:
             s.missed.append(f"{item['id']}: {item['text']!r}")
     return s

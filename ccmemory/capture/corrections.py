@@ -33,8 +33,10 @@ _UNSURE = re.compile(
     r"not\s+only|not\s+just|but\s+also|used\s+to|we\s+tried|i\s+tried|previous(?:ly)?|long\s+ago|"
     r"last\s+(?:year|sprint|week|month|time)|says?|said|told|reports?|shows?|if|unless|whether)\b"
 )
-_LEAD = re.compile(r"(?i)^\s*(?:(?:no+|nope|wrong|actually|hmm|well|please|that'?s\s+(?:wrong|incorrect))"
-                   r"\b[\s,.:;!—–-]*)+")
+_LEAD = re.compile(
+    r"(?i)^\s*(?:(?:no+|nope|wrong|actually|hmm|well|please|that'?s\s+(?:wrong|incorrect))"
+    r"\b[\s,.:;!—–-]*)+"
+)
 # where a side ends: punctuation, a dash, or a clause word
 _END = re.compile(
     r"(?i)\s*(?:[,;:!?()]|\.(?=\s|$)|\s[—–-]+\s|\s+(?:because|since|so\s+that|as\s+well|and|but|when|"
@@ -49,14 +51,22 @@ _IS = (
 )
 _INSTEAD = r"(?:instead\s+of|rather\s+than)"
 
-_P_NEG_THEN_USE = re.compile(rf"(?i)\b{_NEG}\s+(?:use\s+|using\s+)?(?P<wrong>.+?)\s*(?:[,;]|\.\s|\s[—–-]+\s)\s*"
-                             rf"(?:instead\s*,?\s*)?{_USE}\s+(?P<right>.+)$")
-_P_NOT_THEN_USE = re.compile(rf"(?i)^not\s+(?P<wrong>[^,;.—–]+?)\s*(?:[,;]|\.\s|\s[—–-]+\s)\s*{_USE}\s+(?P<right>.+)$")
+_SEP = r"\s*(?:[,;]|\.\s|\s[—–-]+\s)\s*"  # between a rejected and a wanted clause
+_P_NEG_THEN_USE = re.compile(
+    rf"(?i)\b{_NEG}\s+(?:use\s+|using\s+)?(?P<wrong>.+?){_SEP}(?:instead\s*,?\s*)?{_USE}\s+(?P<right>.+)$"
+)
+_P_NOT_THEN_USE = re.compile(rf"(?i)^not\s+(?P<wrong>[^,;.—–]+?){_SEP}{_USE}\s+(?P<right>.+)$")
 _P_INSTEAD_FIRST = re.compile(rf"(?i)^{_INSTEAD}\s+(?P<wrong>.+?)\s*,\s*(?:{_USE}\s+)?(?P<right>.+)$")
 _P_YOU = re.compile(rf"(?i)\b{_YOU}\s+(?P<wrong>.+?)\s+{_INSTEAD}\s+(?P<right>.+)$")
-_P_USE_INSTEAD = re.compile(rf"(?i)(?P<neg>\b{_NEG}\s+)?\b{_USE}\s+(?P<right>.+?)\s+{_INSTEAD}\s+(?P<wrong>.+)$")
-_P_NOT_BUT = re.compile(r"(?i)^(?P<head>(?:it'?s|it\s+is|that'?s)\s+)?not\s+(?P<wrong>[^,;]+?)\s*,?\s+but\s+(?P<right>.+)$")
-_P_IS_NOT = re.compile(rf"(?i)(?P<head>^|.*?\b{_IS})\s+(?P<right>[^,;]+?)(?P<comma>\s*,)?\s+not\s+(?P<wrong>.+)$")
+_P_USE_INSTEAD = re.compile(
+    rf"(?i)(?P<neg>\b{_NEG}\s+)?\b{_USE}\s+(?P<right>.+?)\s+{_INSTEAD}\s+(?P<wrong>.+)$"
+)
+_P_NOT_BUT = re.compile(
+    r"(?i)^(?P<head>(?:it'?s|it\s+is|that'?s)\s+)?not\s+(?P<wrong>[^,;]+?)\s*,?\s+but\s+(?P<right>.+)$"
+)
+_P_IS_NOT = re.compile(
+    rf"(?i)(?P<head>^|.*?\b{_IS})\s+(?P<right>[^,;]+?)(?P<comma>\s*,)?\s+not\s+(?P<wrong>.+)$"
+)
 _NOT_A_SIDE = re.compile(
     r"(?i)^(?:what|that|this|it|so|too|very|quite|yet|now|bad|sure|really|always|working|running|"
     r"passing|enough|right|correct|good|fine|the\s+point|a\s+problem)\b"
@@ -139,8 +149,10 @@ def _match(body: str) -> tuple[str, str, str] | None:
             right, wrong = _side(m["right"]), _side(m["wrong"])
             return right, wrong, f"{right}, not {wrong}"
         m = _P_IS_NOT.search(sentence)
-        if m and (m["comma"] or len(m["right"].split()) == 1) and not re.search(
-            rf"(?i)\b{_NEG}\b", m["head"] or ""
+        if (
+            m
+            and (m["comma"] or len(m["right"].split()) == 1)
+            and not re.search(rf"(?i)\b{_NEG}\b", m["head"] or "")
         ):
             right, wrong = _side(m["right"]), _side(m["wrong"])
             head = (m["head"] or "").strip()
