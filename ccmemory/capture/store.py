@@ -26,6 +26,7 @@ _STOP = frozenset(
 )
 _ID_LINE = re.compile(rb"^id:\s*['\"]?([0-9A-Za-z]+)['\"]?\s*$", re.MULTILINE)
 SCAN_LIMIT = 3000
+NEAR = 0.3  # lexical overlap from which a scanned file counts as near (same subject)
 
 
 def tokens(text: str) -> set[str]:
@@ -105,35 +106,34 @@ class Store:
             self._cache = out
         return self._cache
 
-    def candidates(self, memory: Memory, limit: int = 10) -> list[tuple[Existing, float]]:
-        """Existing memories most similar to `memory`, best first, with a similarity in 0..1.
-
-        Candidates come from the index's search when available plus a scan of the files; the score
-        is always the same lexical similarity, so decisions do not depend on the backend."""
-        query = f"{memory.title}\n{memory.body}"
-        pool: dict[str, Existing] = {e.id: e for e in self.all_memories()}
+    def nearest(self, memory: Memory, limit: int = 4) -> list[Existing]:
+        """The existing memories closest to `memory`: the index's own hybrid search first (what it
+        means, not only its words; superseded memories are left out by the search), then the
+        best lexical matches from a scan of the files. At most 2 x `limit`."""
+        query = f"{memory.title}\n{memory.body}"[:500]
+        out: dict[str, Existing] = {}
         svc = self.service()
         if svc is not None:
             try:
-                resp = svc.search(query[:500], limit=limit, mode="text", expand=False)
+                resp = svc.search(query, limit=limit, mode="hybrid", expand=False)
                 for hit in getattr(resp, "hits", []) or []:
                     found = getattr(hit, "memory", hit)
-                    hid, hpath = getattr(found, "id", None), getattr(found, "path", None)
-                    if hid and hid not in pool and hpath:
-                        path = self.vault.abs(str(hpath))
-                        try:
-                            pool[hid] = _existing(self.vault.read(path), path)
-                        except (MemoryFileError, OSError, ValueError):
-                            continue
+                    if found.id != memory.id and found.id not in out:
+                        out[found.id] = _from_indexed(found, self.vault)
             except Exception as exc:
                 log.info("service search failed, using files only: %s", exc)
+        query_text = f"{query}\n{memory.text_fields()}"
         scored = []
-        for e in pool.values():
-            title_sim = similarity(memory.title, e.title)
-            full_sim = similarity(query, f"{e.title}\n{e.body}")
-            scored.append((e, max(title_sim, full_sim)))
-        scored.sort(key=lambda t: -t[1])
-        return [t for t in scored[:limit] if t[1] > 0]
+        for e in self.all_memories():
+            if e.id == memory.id or e.id in out:
+                continue
+            score = max(similarity(memory.title, e.title), similarity(query_text, f"{e.title}\n{e.body}"))
+            if score >= NEAR:
+                scored.append((score, e))
+        scored.sort(key=lambda t: -t[0])
+        for _, e in scored[:limit]:
+            out[e.id] = e
+        return list(out.values())[: 2 * limit]
 
     # --- writing ----------------------------------------------------------------------------------
     def record(self, memory: Memory) -> Path:
@@ -232,6 +232,14 @@ def _existing(mem: Memory, path: Path) -> Existing:
         list(mem.topics),
         list(mem.files),
     )
+
+
+def _from_indexed(found: Any, vault: Vault) -> Existing:
+    from ccmemory.model import fields_text
+
+    body = f"{found.body}\n{fields_text(found.type, found.fields)}"
+    path = vault.abs(str(found.path))
+    return Existing(found.id, found.type, found.title, body, path, list(found.topics), list(found.files))
 
 
 def _has_id(path: Path, mid: str) -> bool:
