@@ -481,7 +481,7 @@ class Planner:
             if not isinstance(pair, dict):
                 continue
             num, old, rel = pair.get("new"), str(pair.get("old", "")), str(pair.get("relation", ""))
-            if isinstance(num, int) and 1 <= num <= len(asked) and rel in ("duplicate", "supersedes", "distinct"):
+            if isinstance(num, int) and 1 <= num <= len(asked) and rel in polarity.RELATIONS:
                 p = asked[num - 1]
                 if any(e.id == old for e in p.near):
                     p.verdicts[old] = rel
