@@ -21,6 +21,8 @@ def _line(m: IndexedMemory, stale: set[str] | frozenset[str] = frozenset()) -> s
         extra = f" → {m.fields['right_belief']}"
     elif m.type == "failed_approach" and m.fields.get("lesson"):
         extra = f" — lesson: {m.fields['lesson']}"
+    elif m.type == "exception" and m.fields.get("justification"):
+        extra = f" — because {m.fields['justification']}"
     flag = "" if m.status == "curated" else " (developmental)"
     flag += " (may be stale)" if m.id in stale else ""
     text = f"- [{m.type}] {m.title}{extra} `{m.id}`{flag}"
@@ -38,6 +40,9 @@ def build_context(svc: Service, budget_tokens: int, *, task: str | None = None) 
     order = {"correction": 0, "preference": 1, "fact": 2}
     rules.sort(key=lambda m: (order[m.type], m.status != "curated"))  # stable: newest first within
     sections.append(("Project rules (facts, preferences, corrections)", rules))
+    # gotchas and exceptions exist to stop a mistake before it is made: right after the rules
+    warnings = svc.index.query(svc.filters(types=["gotcha", "exception"]), limit=20)
+    sections.append(("Gotchas and exceptions (check before acting)", warnings))
     sections.append(("Recent decisions", svc.index.query(svc.filters(types=["decision"]), limit=10)))
     sections.append(
         (

@@ -409,8 +409,10 @@ class Planner:
         existing_ids = self.store.existing_ids()
         live: list[_Pending] = []
         for p in pending:
-            if p.memory.id in existing_ids:  # an exact replay of a job already written
-                why = f"already written ({p.memory.id})"
+            seen = p.memory.id if p.memory.id in existing_ids else None  # a job planned again
+            seen = seen or (self.store.replayed(p.memory) if p.explicit else None)
+            if seen:  # an exact replay: idempotent
+                why = f"already written ({seen})"
                 plans[p.plan].skipped.append({"title": p.memory.title, "reason": why})
                 continue
             p.near = [e for e in self.store.nearest(p.memory) if e.id != p.memory.id]

@@ -51,6 +51,9 @@ class Existing:
     path: Path
     topics: list[str]
     files: list[str]
+    session: str | None = None
+    source: str | None = None
+    supersedes: tuple[str, ...] = ()
 
 
 class Store:
@@ -106,6 +109,18 @@ class Store:
             self._cache = out
         return self._cache
 
+    def replayed(self, memory: Memory) -> str | None:
+        """The id of an explicit memory of the same session with the same type, title and text:
+        the same command seen again (a re-run of the session's capture or an import after live
+        capture), not a new one."""
+        if not memory.session:
+            return None
+        key = (memory.session, memory.type, memory.title, memory.body + "\n" + memory.text_fields())
+        for e in self.all_memories():
+            if e.source in ("explicit", "import") and (e.session, e.type, e.title, e.body) == key:
+                return e.id
+        return None
+
     def nearest(self, memory: Memory, limit: int = 4) -> list[Existing]:
         """The existing memories closest to `memory`: the index's own hybrid search first (what it
         means, not only its words; superseded memories are left out by the search), then the
@@ -124,8 +139,10 @@ class Store:
                 log.info("service search failed, using files only: %s", exc)
         query_text = f"{query}\n{memory.text_fields()}"
         scored = []
-        for e in self.all_memories():
-            if e.id == memory.id or e.id in out:
+        everything = self.all_memories()
+        replaced = {old for e in everything for old in e.supersedes}  # compare with what is current
+        for e in everything:
+            if e.id == memory.id or e.id in out or e.id in replaced:
                 continue
             score = max(similarity(memory.title, e.title), similarity(query_text, f"{e.title}\n{e.body}"))
             if score >= NEAR:
@@ -172,10 +189,10 @@ _ORDER = (
     "correction",
     "preference",
     "fact",
+    "gotcha",
     "exception",
     "decision",
     "failed_approach",
-    "gotcha",
     "pattern",
     "insight",
     "question",
@@ -185,6 +202,7 @@ _HEADINGS = {
     "correction": "Corrections (do not repeat these mistakes)",
     "preference": "Preferences",
     "fact": "Project facts",
+    "gotcha": "Gotchas (check before acting)",
     "exception": "Exceptions",
     "decision": "Recent decisions",
     "failed_approach": "Tried and failed (don't repeat)",
@@ -231,6 +249,9 @@ def _existing(mem: Memory, path: Path) -> Existing:
         path,
         list(mem.topics),
         list(mem.files),
+        mem.session,
+        mem.source,
+        tuple(mem.supersedes),
     )
 
 

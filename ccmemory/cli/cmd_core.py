@@ -200,12 +200,17 @@ def new(
             relations=[Relation(r.type, full_id(r.target), r.reason) for r in rels],
             fields=own,
         )
+        from ccmemory.capture.linking import link_explicit
+
+        linked = link_explicit(svc, memory)  # never dropped: close memories are linked instead
         try:
             rec = svc.record(memory)
         except ValueError as exc:
             raise click.ClickException(str(exc)) from None
         if rec.notice:
             notice(rec.notice)
+        for line in linked:
+            notice(f"linked: {line}")
         if as_json:
             emit_json({"id": memory.id, "path": rec.path, "status": rec.status})
         else:

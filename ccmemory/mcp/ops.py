@@ -346,6 +346,9 @@ def record(
         relations=rels,
         fields=own,
     )
+    from ccmemory.capture.linking import link_explicit
+
+    linked = link_explicit(svc, memory)  # never dropped: close memories are linked instead
     try:
         rec = svc.record(memory)
     except ValueError as exc:
@@ -364,6 +367,8 @@ def record(
         out["notice"] = rec.notice
     if memory.supersedes:
         out["supersedes"] = memory.supersedes
+    if linked:
+        out["linked"] = linked
     return out
 
 
