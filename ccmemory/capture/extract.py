@@ -499,7 +499,9 @@ def _as_existing(mem: Memory) -> Existing:
 
 def _rules_verdict(mem: Memory, e: Existing) -> str:
     new_text = f"{mem.title}\n{mem.body}\n{mem.text_fields()}"
-    return polarity.classify(mem.type, mem.title, new_text, e.type, e.title, f"{e.title}\n{e.body}")
+    wrong = str(mem.fields.get("wrong_belief") or "")
+    old_text = f"{e.title}\n{e.body}"
+    return polarity.classify(mem.type, mem.title, new_text, e.type, e.title, old_text, new_rejected=wrong)
 
 
 def _norm_title(title: str) -> str:

@@ -36,7 +36,10 @@ def link_explicit(svc: Any, memory: Memory, *, mode: str = "hybrid") -> list[str
         if m.id == memory.id or m.id in have:
             continue
         old_text = f"{m.title}\n{m.body}\n{fields_text(m.type, m.fields)}"
-        verdict = polarity.classify(memory.type, memory.title, text, m.type, m.title, old_text)
+        wrong = str(memory.fields.get("wrong_belief") or "")
+        verdict = polarity.classify(
+            memory.type, memory.title, text, m.type, m.title, old_text, new_rejected=wrong
+        )
         if verdict == "supersedes" and len(memory.supersedes) < MAX_LINKS:
             memory.supersedes.append(m.id)
             notes.append(f"supersedes {m.id} ({m.title})")

@@ -64,19 +64,29 @@ def overlap(a: str, b: str) -> float:
 
 
 def classify(
-    new_type: str, new_title: str, new_text: str, old_type: str, old_title: str, old_text: str
+    new_type: str,
+    new_title: str,
+    new_text: str,
+    old_type: str,
+    old_title: str,
+    old_text: str,
+    *,
+    new_rejected: str = "",
 ) -> str:
     """duplicate | supersedes | related | distinct for a new memory against an existing one.
 
     `*_text` is the title plus body (and type fields); the stance is read from the titles first,
-    because bodies quote what was rejected ("... instead of X")."""
+    because bodies quote what was rejected ("... instead of X"). `new_rejected` is what the new
+    memory says is wrong (a correction's `wrong_belief`)."""
     titles = overlap(new_title, old_title)
     subject = max(titles, overlap(new_text, old_text))
     if subject < SAME_SUBJECT:
         return "distinct"
     flipped = negated(new_title) != negated(old_title)
     old_chosen = tokens(old_title) - rejected(old_title)
-    turned = rejected(new_title) & old_chosen  # the new one rejects what the old one chose
+    # the new one rejects what the old one chose (words it also chooses are the shared subject)
+    new_chosen = tokens(new_title) - rejected(new_title)
+    turned = ((rejected(new_title) | tokens(new_rejected)) - new_chosen) & old_chosen
     if reverses(new_title):
         # both may say "instead of": then only a turn against the old choice is a reversal
         reversal = not reverses(old_title) or bool(turned)
