@@ -16,10 +16,12 @@ from typing import Any
 
 CORPUS = Path(__file__).resolve().parents[2] / "tests" / "data"
 HALVES = {"tuning": "capture_corpus_tune.jsonl", "held-out": "capture_corpus_heldout.jsonl"}
+# written after the rules, run once, never tuned on: adversarial probes, reported separately
+PROBES = "capture_corpus_probe.jsonl"
 
 
 def load(half: str) -> list[dict[str, Any]]:
-    path = CORPUS / HALVES[half]
+    path = CORPUS / (PROBES if half == "probes" else HALVES[half])
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
