@@ -37,3 +37,9 @@ def test_rules_never_invert_and_are_precise(half: str) -> None:
     assert s.inversions == [], s.inversions
     assert s.written > 0 and s.precision >= 0.95, s.false_positives
     assert s.recall >= 0.5, s.missed  # recall is reported by the bench; this guards a collapse
+
+
+def test_adversarial_probes_never_invert() -> None:
+    """Probes written after the rules: precision is only reported (bench), inversions never."""
+    s = score(load("probes"))
+    assert s.items == 30 and s.inversions == [], s.inversions

@@ -358,3 +358,22 @@ def test_scenario5_context_injects_gotchas_and_exceptions_within_budget(tmp_path
     assert "[exception] No type hints in scripts/legacy — because vendored code" in res.text
     assert res.text.index("[gotcha]") < res.text.index("[decision]")  # warnings before decisions
     assert estimate_tokens(tight.text) <= 60
+
+
+def test_mcp_record_tools_over_stdio_supersede_instead_of_dropping(tmp_path: Path) -> None:
+    """The real MCP client over stdio: the reversing record_decision is written and supersedes."""
+    from tests._mcp_client import SyncClient
+
+    repo = make_repo(tmp_path)
+    with SyncClient.stdio(repo, env={"CCMEMORY_MCP_REFRESH_SECONDS": "0"}) as client:
+        first = client.call("record_decision", {"title": "Use Redis streams for the event bus"})
+        second = client.call(
+            "record_decision",
+            {"title": "Use Kafka for the event bus instead of Redis streams", "rationale": "replay"},
+        )
+        again = client.call(
+            "record_decision", {"title": "Use Kafka for the event bus instead of Redis streams"}
+        )
+    assert second["supersedes"] == [first["id"]]
+    assert "linked" in again and again["id"] not in (first["id"], second["id"])
+    assert len(memory_files(repo)) == 3

@@ -164,7 +164,7 @@ def main() -> int:
         "|---|---|---|---|---|---|---|---|",
     ]
     notes: list[str] = []
-    for half in ("tuning", "held-out"):
+    for half in ("tuning", "held-out", "probes"):
         s = score(load(half))
         lines.append(
             f"| {half} | {s.items} | {s.expected} | {s.written} | {s.right} | {s.precision:.3f} | "
@@ -173,7 +173,18 @@ def main() -> int:
         notes += [f"- {half} false positive: {x}" for x in s.false_positives]
         notes += [f"- {half} inversion: {x}" for x in s.inversions]
         notes += [f"- {half} missed: {x}" for x in s.missed]
-    lines += ["", *(notes or ["No false positive, inversion or miss."]), ""]
+    lines += [
+        "",
+        "Both halves were written by the same author before the rules; the held-out half was not "
+        "looked at while writing the rules, but its phrasings come from the same hand, so its "
+        "figure is optimistic. `probes` are 30 adversarial utterances written after the rules: "
+        "their first run gave written 13, right 10, precision 0.769, recall 0.714, inversions 0; "
+        "two filters were then added for what it exposed (reported speech \"claims\", the hedge "
+        "\"I'd\"), so the probes row above is no longer held out.",
+        "",
+        *(notes or ["No false positive, inversion or miss."]),
+        "",
+    ]
 
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)

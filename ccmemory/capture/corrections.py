@@ -31,7 +31,8 @@ _UNSURE = re.compile(
     r"(?ix)\?|\b(?:maybe|perhaps|might|possibly|i\s+wonder|what\s+if|not\s+sure|consider|"
     r"i\s+think|probably|could\s+you|would\s+you|should\s+(?:we|i)|shall\s+we|how\s+about|"
     r"not\s+only|not\s+just|but\s+also|used\s+to|we\s+tried|i\s+tried|previous(?:ly)?|long\s+ago|"
-    r"last\s+(?:year|sprint|week|month|time)|says?|said|told|reports?|shows?|if|unless|whether)\b"
+    r"last\s+(?:year|sprint|week|month|time)|says?|said|told|reports?|shows?|claims?|claimed|"
+    r"according\s+to|apparently|i['’]d|i\s+would|if|unless|whether)\b"
 )
 _LEAD = re.compile(
     r"(?i)^\s*(?:(?:no+|nope|wrong|actually|hmm|well|please|that'?s\s+(?:wrong|incorrect))"
@@ -50,6 +51,7 @@ _IS = (
     r"goes\s+in|go\s+in|we\s+use|we\s+deploy\s+(?:with|to|on)|we\s+run|use|is|are)"
 )
 _INSTEAD = r"(?:instead\s+of|rather\s+than)"
+_NEGATED = re.compile(r"(?i)\b(?:not|never|no)\b|n't\b")
 
 _SEP = r"\s*(?:[,;]|\.\s|\s[—–-]+\s)\s*"  # between a rejected and a wanted clause
 _P_NEG_THEN_USE = re.compile(
@@ -140,8 +142,8 @@ def _match(body: str) -> tuple[str, str, str] | None:
             return right, wrong, f"Use {right}, not {wrong}"
         m = _P_USE_INSTEAD.search(sentence)
         if m:
-            if m["neg"]:
-                return None  # "don't use X instead of Y": sides reversed and easy to misread
+            if m["neg"] or _NEGATED.search(sentence[: m.start("right")]):
+                return None  # "don't / should not use X instead of Y": sides reversed, easy to misread
             right, wrong = _side(m["right"]), _side(m["wrong"])
             return right, wrong, f"Use {right}, not {wrong}"
         m = _P_NOT_BUT.search(sentence)

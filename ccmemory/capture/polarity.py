@@ -8,7 +8,7 @@ the question, and the stance decides it:
   "no longer", "replace", "migrate", "move away from", "stop using", "drop") an existing one of the
   same type on the same subject -> `supersedes`;
 - same type, same subject, same stance, no reversal marker -> `duplicate`;
-- same subject otherwise -> `related`; else `distinct`.
+- same type and subject otherwise -> `related`; else (other types included) `distinct`.
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ def classify(
     else:
         reversal = bool(turned) or (reverses(new_text) and bool(rejected(new_text) & old_chosen))
     if new_type != old_type:
-        return "related"
+        return "distinct"  # links across types are suggest_connections' job, not an automatic one
     if flipped or reversal:
         return "supersedes"
     if titles >= DUPLICATE or (subject >= DUPLICATE and titles >= SAME_SUBJECT):
