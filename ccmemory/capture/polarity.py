@@ -27,7 +27,7 @@ _NEGATION = re.compile(
     r"shouldn'?t|should\s+not|must\s+not|mustn'?t|won'?t|will\s+not|cannot|can'?t|forbid\w*|ban\w*)\b"
 )
 _REVERSAL = re.compile(
-    r"(?i)\b(?:instead\s+of|rather\s+than|switch(?:ed|es|ing)?\s+(?:from|to|over|back)|"
+    r"(?i)\b(?:instead\s+of|rather\s+than|switch(?:ed|es|ing)?\s+(?:[\w-]+\s+){0,4}?(?:from|to|over|back)|"
     r"mov(?:e|ed|es|ing)\s+(?:away\s+)?(?:from|off)|no\s+longer|not\s+any\s*more|anymore|"
     r"replac(?:e|ed|es|ing)|migrat(?:e|ed|es|ing)\s+(?:from|to|off)|revert(?:ed|s|ing)?\s+to|"
     r"stop\s+using|drop(?:ped|s|ping)?|supersed\w*|revers\w*|abandon\w*|in\s+place\s+of)\b"
@@ -44,7 +44,7 @@ def reverses(text: str) -> bool:
 
 _REJECTED = re.compile(
     r"(?i)\b(?:instead\s+of|rather\s+than|not|don'?t\s+use|never\s+use|stop\s+using|no\s+longer\s+use|"
-    r"(?:switch\w*|mov\w*|migrat\w*)\s+(?:away\s+)?from|replac\w*)\s+(.+?)(?:[,;.!]|\s+(?:to|with|because|but)\b|$)"
+    r"(?:switch\w*|mov\w*|migrat\w*)\s+(?:[\w-]+\s+){0,4}?(?:away\s+)?from|replac\w*)\s+(.+?)(?:[,;.!]|\s+(?:to|with|because|but)\b|$)"
 )
 
 
@@ -79,7 +79,8 @@ def classify(
     because bodies quote what was rejected ("... instead of X"). `new_rejected` is what the new
     memory says is wrong (a correction's `wrong_belief`)."""
     titles = overlap(new_title, old_title)
-    subject = max(titles, overlap(new_text, old_text))
+    # bodies may share boilerplate (a type's template text): they only count once titles meet
+    subject = max(titles, overlap(new_text, old_text)) if titles > 0 else 0.0
     if subject < SAME_SUBJECT:
         return "distinct"
     flipped = negated(new_title) != negated(old_title)
@@ -94,7 +95,7 @@ def classify(
         reversal = bool(turned) or (reverses(new_text) and bool(rejected(new_text) & old_chosen))
     if new_type != old_type:
         return "distinct"  # links across types are suggest_connections' job, not an automatic one
-    if flipped or reversal:
+    if (flipped or reversal) and titles >= SAME_SUBJECT:
         return "supersedes"
     if titles >= DUPLICATE or (subject >= DUPLICATE and titles >= SAME_SUBJECT):
         return "duplicate"  # bodies alone may share a quoted prompt: the titles must agree too
