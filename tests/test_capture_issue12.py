@@ -377,3 +377,15 @@ def test_mcp_record_tools_over_stdio_supersede_instead_of_dropping(tmp_path: Pat
     assert second["supersedes"] == [first["id"]]
     assert "linked" in again and again["id"] not in (first["id"], second["id"])
     assert len(memory_files(repo)) == 3
+
+
+def test_files_only_context_fallback_has_gotchas_and_exceptions() -> None:
+    from ccmemory.capture.store import Existing, fallback_context
+
+    mems = [
+        Existing("01A", "gotcha", "The test DB is shared", "", Path("a.md"), [], []),
+        Existing("01B", "exception", "No type hints in scripts/legacy", "", Path("b.md"), [], []),
+        Existing("01C", "decision", "Use FastAPI", "", Path("c.md"), [], []),
+    ]
+    text, ids = fallback_context(mems, 200)
+    assert "Gotchas" in text and "Exceptions" in text and ids.index("01A") < ids.index("01C")
