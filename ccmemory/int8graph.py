@@ -8,7 +8,8 @@ scales exactly as published, into the graph ``onnxruntime.quantization.quantize_
 emits (``DynamicQuantizeLinear`` → ``MatMulInteger`` → ``Cast`` → ``Mul``), which
 onnxruntime fuses into its int8 kernels; embedding lookups gather int8 rows and scale them
 after the gather instead of dequantising the 30k-row table at load. Only the activations gain
-a (per-call, dynamic) quantisation step: vectors stay within cosine 0.99 of the float path.
+a dynamic quantisation step, per row (token) by default, so a vector does not depend on its
+batch-mates or padding; vectors stay within cosine 0.99 of the float path.
 
 The result is written once per model file to the user's cache directory
 (``CCMEMORY_CACHE_DIR``, else ``$XDG_CACHE_HOME/ccmemory``, else ``~/.cache/ccmemory``),
