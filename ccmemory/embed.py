@@ -144,8 +144,8 @@ class LocalMiniLM:
     (about 0.1–0.4 s); the instance is safe to share between threads.
 
     By default (``integer=True``) the published file is run through the integer-arithmetic
-    rewrite of :mod:`ccmemory.int8graph` (same int8 weights, int8 kernels, about twice the
-    throughput, vectors within cosine 0.99 of the float path); ``integer=False`` runs the file
+    rewrite of :mod:`ccmemory.int8graph` (same int8 weights, int8 kernels, faster than the
+    float path, vectors within cosine 0.99 of it); ``integer=False`` runs the file
     as published, where onnxruntime dequantises the weights and computes in float. The
     integer graph quantises activations per row (``per_row=True``, the default), so a vector is
     a pure function of its text whatever batch it was embedded in; ``per_row=False`` uses one
