@@ -333,8 +333,18 @@ def reindex_cmd(full: bool, no_embed: bool, as_json: bool) -> None:
         bar.close()
         embedded, problem = 0, None
         if not no_embed:
-            ebar = Progress("embedding")
-            embedded, problem = svc.embed_missing(progress=ebar)
+            # The text phase is committed: full-text search works from here on, and an
+            # interrupted embedding keeps what it stored (the next reindex or search resumes).
+            ebar = Progress("embedding (full-text search is ready)")
+            try:
+                embedded, problem = svc.embed_missing(progress=ebar)
+            except KeyboardInterrupt:
+                ebar.close()
+                notice(
+                    f"embedding interrupted: {svc.vectors_pending} memories have no vector yet; "
+                    "full-text search is up to date (run `ccmemory reindex` to finish)"
+                )
+                raise SystemExit(130) from None
             ebar.close()
         if as_json:
             data = report.as_dict()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import click
 
 from ccmemory.cli.common import display_path, emit_json, notice, parse_when, service
@@ -72,6 +74,9 @@ def search_cmd(
         resp = svc.search(query, f, limit=limit, mode=mode)
         for n in resp.notices:
             notice(n)
+        if as_json and resp.vectors_pending:  # stdout stays the array of hits
+            warming = {"semantic_warming_up": {"vectors_pending": resp.vectors_pending}}
+            click.echo(json.dumps(warming), err=True)
         stale = {} if at else for_indexed(svc.vault.root, [h.memory for h in resp.hits], svc.config.raw)
         if as_json:
             items = [h.to_dict(explain) for h in resp.hits]

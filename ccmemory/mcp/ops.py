@@ -457,6 +457,8 @@ def search(
     }
     if resp.notices:
         out["notices"] = resp.notices
+    if resp.vectors_pending:
+        out["semantic_warming_up"] = {"vectors_pending": resp.vectors_pending}
     return out
 
 
