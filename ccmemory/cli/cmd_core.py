@@ -129,6 +129,20 @@ def _parse_field(values: tuple[str, ...]) -> dict[str, Any]:
 @click.option("--confidence", type=click.FloatRange(0, 1), default=None)
 @click.option("--source", type=click.Choice(["manual", "explicit", "llm", "import"]), default="manual")
 @click.option("--json", "as_json", is_flag=True, help="Print id, path and status as JSON.")
+@click.option(
+    "--global",
+    "global_",
+    is_flag=True,
+    help="Write it to your personal vault ($CCMEMORY_HOME or ~/.config/ccmemory): a preference, "
+    "fact or correction that applies in every project.",
+)
+@click.option(
+    "--applies-to",
+    "applies_to",
+    multiple=True,
+    metavar="PROJECT",
+    help="Another project this memory also applies to (repeatable; shown in its context and search).",
+)
 def new(
     mtype: str,
     title: str,
@@ -141,6 +155,8 @@ def new(
     confidence: float | None,
     source: str,
     as_json: bool,
+    global_: bool = False,
+    applies_to: tuple[str, ...] = (),
 ) -> None:
     """Write one new memory file and print its path.
 
@@ -199,9 +215,10 @@ def new(
             supersedes=[full_id(s) for s in supersedes],
             relations=[Relation(r.type, full_id(r.target), r.reason) for r in rels],
             fields=own,
+            applies_to=list(dict.fromkeys(p.strip() for p in applies_to if p.strip())),
         )
         try:
-            rec = svc.record(memory)
+            rec = _record_global(memory) if global_ else svc.record(memory)
         except ValueError as exc:
             raise click.ClickException(str(exc)) from None
         if rec.notice:
@@ -210,6 +227,21 @@ def new(
             emit_json({"id": memory.id, "path": rec.path, "status": rec.status})
         else:
             click.echo(display_path(svc.vault.root, rec.path))
+
+
+def _record_global(memory: Memory) -> Any:
+    """`new --global`: the memory goes to the personal vault (ccmemory/personal.py)."""
+    from ccmemory import personal
+
+    if memory.type not in personal.CONTEXT_TYPES:
+        raise click.BadParameter(
+            f"the personal vault holds {', '.join(personal.CONTEXT_TYPES)}, not {memory.type}",
+            param_hint="--global",
+        )
+    memory.branch = None
+    rec = personal.record_global(memory)
+    rec.path = str(personal.home() / rec.path)
+    return rec
 
 
 @click.command()
