@@ -91,17 +91,30 @@ def viewer_for_others(svc: Service) -> str:
 
 
 def stale_files(root: Path, index: Index, project: str) -> int:
-    """How many memory files of the repository at `root` differ from what its index holds."""
+    """How many memory files of the repository at `root` differ from what its index holds (by
+    mtime and size; a file indexed within its racy window, stored with mtime -1, by content hash)."""
+    import hashlib
+
     from ccmemory.sync import scan
     from ccmemory.vault import Vault
 
     files = scan(Vault(root))
     states = index.file_states(project)
-    changed = sum(
-        1
-        for rel, (_abs, mtime, size) in files.items()
-        if rel not in states or states[rel].mtime_ns != mtime or states[rel].size != size
-    )
+
+    def differs(rel: str, path: str, mtime: int, size: int) -> bool:
+        st = states.get(rel)
+        if st is None or st.size != size:
+            return True
+        if st.mtime_ns == mtime:
+            return False
+        if st.mtime_ns != -1:
+            return True
+        try:
+            return hashlib.sha256(Path(path).read_bytes()).hexdigest() != st.hash
+        except OSError:
+            return True
+
+    changed = sum(1 for rel, (path, mtime, size) in files.items() if differs(rel, path, mtime, size))
     return changed + len(set(states) - set(files))
 
 
@@ -260,7 +273,8 @@ def cross_search(
                 notices.append(f"related project {src.name}: search failed: {type(exc).__name__}: {exc}")
                 continue
             merged += [CrossHit(h, src) for h in resp.hits]
-        merged.sort(key=lambda c: (-round(c.hit.score, 9), c.source is not None, c.hit.memory.id))
+        # equal = equal to the 6 decimals results show (each search reads the clock for recency)
+        merged.sort(key=lambda c: (-round(c.hit.score, 6), c.source is not None, c.hit.memory.id))
         return CrossResponse(merged[:limit], home.mode, list(sources), notices)
 
 

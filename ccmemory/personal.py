@@ -222,3 +222,26 @@ def is_personal_rule(memory: Memory) -> bool:
     if _THIS_REPO.search(text):
         return False
     return bool(_FIRST_PERSON.search(text) or _EVERYWHERE.search(text))
+
+
+def route_captured(memory: Memory, env: dict[str, str] | None = None) -> Path | None:
+    """Capture's hook point: a captured preference that `is_personal_rule` goes to the personal
+    vault (its file's path is returned). None: write it to the project as usual (also when the
+    personal vault cannot be written: nothing is lost)."""
+    if not is_personal_rule(memory):
+        return None
+    scope, branch = memory.fields.get("scope"), memory.branch
+    try:
+        memory.branch = None
+        rec = record_global(memory, env)
+    except Exception as exc:
+        memory.branch = branch
+        import logging
+
+        logging.getLogger("ccmemory.personal").warning(
+            "personal vault not written (%s); kept in project", exc
+        )
+        if scope is None:
+            memory.fields.pop("scope", None)
+        return None
+    return home(env) / rec.path

@@ -308,7 +308,7 @@ def check(as_json: bool, strict: bool, base: str | None) -> None:
     ids that are not ULIDs, memories that may be stale because their code changed a lot since)
     do not fail the check unless --strict. A possible secret in a memory file is an error.
     """
-    from ccmemory.checks import check_vault
+    from ccmemory.checks import Finding, check_vault
     from ccmemory.vault import Vault, VaultNotFound
 
     try:
@@ -319,10 +319,14 @@ def check(as_json: bool, strict: bool, base: str | None) -> None:
     from ccmemory.config import load_config
     from ccmemory.gitstate import GitError
     from ccmemory.lifecycle.review import lifecycle_findings
+    from ccmemory.personal import check_findings as personal_findings
 
     try:
+        cfg = load_config(vault.root)
+        findings += personal_findings(vault.root, cfg.user_id)  # overrides of personal-vault memories
+        findings += [Finding(".ccmemory/config.yaml", 1, "warning", msg) for msg in cfg.related_problems]
         findings = sorted(
-            findings + lifecycle_findings(vault, base, load_config(vault.root).raw),
+            findings + lifecycle_findings(vault, base, cfg.raw),
             key=lambda f: (f.path, f.line, f.level, f.message),
         )
     except (GitError, ValueError) as exc:

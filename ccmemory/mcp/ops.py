@@ -766,7 +766,7 @@ def _cross_context(svc: Service, task: str | None, limit: int) -> dict[str, Any]
             cite(m, why=why, **src.label(), citation=CrossHit(Hit(m, 0.0), src).citation())
             for m, src in found
         ]
-        projects = sorted({src.name for _, src in found})
+        projects = [s.label() for s in {src.name: src for _, src in found}.values()]
     out: dict[str, Any] = {
         "available": True,
         "backend": svc.config.backend,
