@@ -287,7 +287,7 @@ def test_mcp_query_context_and_search_cross_project(machine: dict[str, Any]) -> 
     }
     with SyncClient.stdio(machine["app"], env=env) as c:
         off = c.call("query_context", {"task": "deploy containers"})
-        assert off["cross_project"] == {"requested": False}
+        assert off["cross_project"] == {"requested": False, "available": False}
         assert ids["infra_deploy"] not in {r["id"] for r in off["results"]}
         on = c.call("query_context", {"task": "deploy containers", "include_cross_project": True})
         cross = on["cross_project"]

@@ -731,7 +731,7 @@ def query_context(
             picked[m.id] = (m, offers[m.id], 0.5 / hop)
             nxt.add(m.id)
         frontier = nxt
-    cross: dict[str, Any] = {"requested": include_cross_project}
+    cross: dict[str, Any] = {"requested": include_cross_project, "available": False}
     if include_cross_project:
         cross.update(_cross_context(svc, task, limit))
     return {
