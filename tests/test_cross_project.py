@@ -17,6 +17,7 @@ import yaml
 from ccmemory import personal
 from ccmemory.config import load_config, parse_related
 from ccmemory.crossproject import cross_search
+from ccmemory.model import Relation
 from ccmemory.service import Service
 from ccmemory.vault import Vault
 from tests._mcp_client import SyncClient
@@ -490,3 +491,59 @@ def test_related_to_in_config_is_loaded(machine: dict[str, Any]) -> None:
         ("infra", "technical", machine["infra"].resolve())
     ]
     assert cfg.related_problems == []
+
+
+# --- contradictions across projects ---------------------------------------------------------------
+
+
+def test_detect_issues_reports_the_same_topic_decided_differently(machine: dict[str, Any]) -> None:
+    app, infra, blog = machine["app"], machine["infra"], machine["blog"]
+    use = make_memory("decision", "Use Docker Compose for deploys", topics=["deploy"], author=ALICE)
+    Vault(app).write_new(use)
+    Vault(blog).write_new(
+        make_memory("decision", "Avoid Docker Compose for deploys", topics=["deploy"], author=ALICE)
+    )  # unrelated project: never compared
+    git(infra, "checkout", "-q", "main")
+    avoid = make_memory("decision", "Don't use Docker Compose for deploys", topics=["Deploy"], author=ALICE)
+    Vault(infra).write_new(avoid)
+    linked = make_memory("decision", "Deploy on Fridays", author=ALICE)
+    Vault(infra).write_new(
+        make_memory(
+            "decision",
+            "Never deploy on Fridays",
+            author=ALICE,
+            relations=[Relation("CONFLICTS_WITH", linked.id, "weekend outages")],
+        )
+    )
+    Vault(app).write_new(linked)
+    git(infra, "checkout", "-q", "-b", "bob/compose")
+    Vault(infra).write_new(
+        make_memory("decision", "Don't use Docker Compose for deploys (bob)", topics=["deploy"], author=BOB)
+    )
+    for root in (app, infra, blog):
+        reindex(root)
+    env = {
+        "CCMEMORY_MCP_REFRESH_SECONDS": "0",
+        "CCMEMORY_HOME": os.environ["CCMEMORY_HOME"],
+        "CCMEMORY_USER_ID": ALICE,
+    }
+    with SyncClient.stdio(app, env=env) as c:
+        plain = c.call("detect_issues", {"kinds": ["contradictions"]})
+        assert "cross_project_contradictions" not in plain
+        out = c.call("detect_issues", {"kinds": ["contradictions"], "include_cross_project": True})
+    cross = out["cross_project_contradictions"]
+    pairs = {(i["members"][0]["id"], i["members"][1]["id"]): i for i in cross["items"]}
+    assert set(pairs) == {
+        (use.id, avoid.id),
+        (
+            linked.id,
+            next(
+                i["members"][1]["id"] for i in cross["items"] if i["rule"] == "CONFLICTS_WITH across projects"
+            ),
+        ),
+    }
+    item = pairs[(use.id, avoid.id)]
+    assert item["project"] == "infra" and item["relation"] == "technical"
+    assert item["members"][0]["project"] == "app" and item["members"][1]["project"] == "infra"
+    assert "topic 'deploy'" in item["rule"]
+    assert out["summary"]["cross_project_contradictions"] == 2

@@ -875,7 +875,9 @@ def patterns(svc: Service, *, min_size: int, limit: int) -> dict[str, Any]:
 ISSUE_KINDS = ("contradictions", "stale", "orphans", "cycles", "broken_links", "invalid_files")
 
 
-def detect_issues(svc: Service, *, kinds: Sequence[str] | None, limit: int) -> dict[str, Any]:
+def detect_issues(
+    svc: Service, *, kinds: Sequence[str] | None, limit: int, include_cross_project: bool = False
+) -> dict[str, Any]:
     from ccmemory.analysis import (
         all_edges,
         all_memories,
@@ -948,6 +950,28 @@ def detect_issues(svc: Service, *, kinds: Sequence[str] | None, limit: int) -> d
             "(fix them and run `ccmemory check`)",
             "total": len(probs),
             "items": [{"path": p.path, "line": p.line, "reason": p.reason} for p in probs[:limit]],
+        }
+    if include_cross_project:
+        from ccmemory.analysis import CROSS_RULE, cross_project_contradictions
+
+        items, notices = cross_project_contradictions(svc)
+        out["cross_project_contradictions"] = {
+            "rule": CROSS_RULE,
+            "total": len(items),
+            "items": [
+                {
+                    "rule": c["rule"],
+                    "reason": c["reason"],
+                    "project": c["project"],
+                    "relation": c["relation"],
+                    "members": [
+                        ref(c["members"][0]) | {"project": svc.project},
+                        ref(c["members"][1]) | {"project": c["project"]},
+                    ],
+                }
+                for c in items[:limit]
+            ],
+            **({"notices": notices} if notices else {}),
         }
     out["summary"] = {k: v["total"] for k, v in out.items()}
     return out

@@ -697,9 +697,14 @@ def build_server(repo: Path | None = None, backend: Backend | None = None) -> MC
             Field(max_length=6, description="Default: all kinds.", default=None),
         ] = None,
         limit: Annotated[int, Field(ge=1, le=50, description="Items per kind.")] = 10,
+        include_cross_project: Annotated[
+            bool, Field(description="Also compare decisions with the related projects' (related_to).")
+        ] = False,
     ) -> dict[str, Any]:
         with be.service() as svc:
-            return ops.detect_issues(svc, kinds=kinds, limit=limit)
+            return ops.detect_issues(
+                svc, kinds=kinds, limit=limit, include_cross_project=include_cross_project
+            )
 
     @tool(
         "Suggest connections for a memory: similar memories (same hybrid search) it is not linked to yet, "
