@@ -121,11 +121,12 @@ def stale_files(root: Path, index: Index, project: str) -> int:
 _linked: set[tuple[str, str, tuple[tuple[str, str], ...]]] = set()
 
 
-def sync_links(svc: Service) -> None:
-    """Store the configured `related_to` as the project's RELATED_TO links (once per process)."""
+def sync_links(svc: Service, *, force: bool = False) -> None:
+    """Store the configured `related_to` as the project's RELATED_TO links (on every reindex with
+    `force`, else once per process and configuration)."""
     links = tuple(sorted((r.name, r.relation) for r in svc.config.related))
     key = (svc.index.location, svc.project, links)
-    if key not in _linked:
+    if force or key not in _linked:
         svc.index.link_projects(svc.project, list(links))
         _linked.add(key)
 

@@ -227,3 +227,12 @@ def test_global_preference_in_every_projects_session_start(shared: dict[str, Any
         for user in (ALICE, BOB):
             text = shared["svc"][(key, user)].context(4000).text
             assert "Use uv for Python packages" in text and "(from personal vault)" in text, (key, user)
+
+
+def test_reindex_stores_the_links(shared: dict[str, Any]) -> None:
+    n = shared["names"]
+    app = shared["svc"][("app", ALICE)]
+    app.index.link_projects(n["app"], [])
+    assert app.index.related_projects(n["app"]) == []
+    app.reindex()
+    assert app.index.related_projects(n["app"]) == [(n["infra"], "technical")]
