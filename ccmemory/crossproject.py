@@ -131,8 +131,8 @@ def sync_links(svc: Service, *, force: bool = False) -> None:
         _linked.add(key)
 
 
-def _local_sources(svc: Service) -> tuple[list[Source], list[str]]:
-    from ccmemory.config import load_config
+def _local_sources(svc: Service, *, check_stale: bool = True) -> tuple[list[Source], list[str]]:
+    from ccmemory.config import read_config_file
     from ccmemory.index.sqlite import SQLiteIndex
 
     sources: list[Source] = []
@@ -148,8 +148,8 @@ def _local_sources(svc: Service) -> tuple[list[Source], list[str]]:
         if not db.is_file():
             notices.append(f"related project {r.name}: no index at {db}; run `ccmemory reindex` in {r.path}")
             continue
-        try:
-            name = load_config(r.path).project
+        try:  # its own settings name it (not this process's CCMEMORY_PROJECT; no git call)
+            name = str(read_config_file(r.path / ".ccmemory").get("project") or r.path.name)
         except ValueError as exc:
             notices.append(f"related project {r.name}: {exc}")
             continue
@@ -166,7 +166,7 @@ def _local_sources(svc: Service) -> tuple[list[Source], list[str]]:
                 )
                 idx.close()
                 continue
-            changed = stale_files(r.path, idx, name)
+            changed = stale_files(r.path, idx, name) if check_stale else 0
         except Exception as exc:  # a corrupt related index is reported, never fatal
             notices.append(f"related project {r.name}: index at {db} not readable: {exc}")
             idx.close()
@@ -205,7 +205,9 @@ def _shared_sources(svc: Service, *, applies: bool) -> tuple[list[Source], list[
 
 
 @contextlib.contextmanager
-def related_sources(svc: Service, *, applies: bool = False) -> Iterator[tuple[list[Source], list[str]]]:
+def related_sources(
+    svc: Service, *, applies: bool = False, check_stale: bool = True
+) -> Iterator[tuple[list[Source], list[str]]]:
     """The related projects reachable from `svc` and notices about the ones that are not. With
     `applies`, on a shared index, also every other project (as APPLIES sources: only their
     memories whose applies_to names this project are used). Indexes opened here are closed on exit."""
@@ -213,7 +215,7 @@ def related_sources(svc: Service, *, applies: bool = False) -> Iterator[tuple[li
     if svc.config.backend == "neo4j":
         sources, more = _shared_sources(svc, applies=applies)
     else:
-        sources, more = _local_sources(svc)
+        sources, more = _local_sources(svc, check_stale=check_stale)
     try:
         yield sources, notices + more
     finally:
@@ -283,8 +285,8 @@ def applying_memories(svc: Service, limit: int = 10) -> tuple[list[tuple[Indexed
     """Other projects' memories (visible to the user, not superseded) whose applies_to names this
     project: for session-start context. Never raises; problems become notices."""
     out: list[tuple[IndexedMemory, Source]] = []
-    try:
-        with related_sources(svc, applies=True) as (sources, notices):
+    try:  # no stale check: context has nowhere to show it (cross-project search does)
+        with related_sources(svc, applies=True, check_stale=False) as (sources, notices):
             for src in sources:
                 try:
                     out += [(m, src) for m in applying_here(svc, src, limit=limit)]

@@ -17,6 +17,7 @@ import yaml
 from ccmemory import personal
 from ccmemory.config import load_config, parse_related
 from ccmemory.crossproject import cross_search
+from ccmemory.index.base import Filters
 from ccmemory.model import Relation
 from ccmemory.service import Service
 from ccmemory.vault import Vault
@@ -236,7 +237,10 @@ def test_related_index_is_opened_read_only_and_not_copied(machine: dict[str, Any
     with Service(Vault(machine["app"])) as svc:
         resp = cross_search(svc, "deploy containers", mode="text")
         assert any(c.project == "infra" for c in resp.hits)
-        assert svc.index.projects() == ["app"]  # nothing of infra was copied into app's index
+        # nothing of infra was copied into app's index (only the link app -> infra is stored)
+        assert svc.index.count(Filters(project="infra", include_superseded=True)) == 0
+        assert svc.index.file_states("infra") == {}
+        assert svc.index.related_projects("app") == [("infra", "technical")]
     after = {p.name: p.stat().st_mtime_ns for p in db.parent.iterdir()}
     assert before["index.db"] == after["index.db"]
     assert app_db.is_file()
@@ -547,3 +551,12 @@ def test_detect_issues_reports_the_same_topic_decided_differently(machine: dict[
     assert item["members"][0]["project"] == "app" and item["members"][1]["project"] == "infra"
     assert "topic 'deploy'" in item["rule"]
     assert out["summary"]["cross_project_contradictions"] == 2
+
+
+def test_related_names_ignore_this_process_project_override(
+    machine: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CCMEMORY_PROJECT", "app")  # names the home project only, never infra
+    with Service(Vault(machine["app"])) as svc:
+        resp = cross_search(svc, "deploy containers", mode="text")
+    assert machine["ids"]["infra_deploy"] in {c.hit.memory.id for c in resp.hits if c.project == "infra"}
