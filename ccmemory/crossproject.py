@@ -182,7 +182,10 @@ def _local_sources(svc: Service, *, check_stale: bool = True) -> tuple[list[Sour
 
 def _shared_sources(svc: Service, *, applies: bool) -> tuple[list[Source], list[str]]:
     notices: list[str] = []
-    sync_links(svc)
+    try:
+        sync_links(svc)
+    except IndexError_ as exc:  # e.g. a read-only account: the links stored earlier still count
+        notices.append(f"related_to not stored as RELATED_TO links: {exc}")
     known = set(svc.index.projects())
     related = dict(svc.index.related_projects(svc.project))
     for r in svc.config.related:
