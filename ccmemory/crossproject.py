@@ -273,7 +273,7 @@ def cross_search(
                     limit=limit,
                     mode=home.mode if emb is not None else "text",
                     embedder=emb,
-                    expand=expand,
+                    expand=expand and ids is None,  # an unrelated project: its applies_to ones only
                 )
             except Exception as exc:  # one broken related project must not fail the search
                 notices.append(f"related project {src.name}: search failed: {type(exc).__name__}: {exc}")
