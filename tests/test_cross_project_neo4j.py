@@ -219,6 +219,9 @@ def test_applies_to_reaches_an_unrelated_project_on_the_shared_index(shared: dic
         if c.hit.memory.id == ids["infra_logs"]
     ] == [(n["infra"], "applies_to")]
     assert ids["infra_logs"] not in shared["svc"][("app", ALICE)].context(4000).ids
+    # blog is not related to infra: only infra's memory that applies to blog crosses
+    wide = cross_search(blog, "deploy containers JSON log lines", mode="text", limit=50)
+    assert {c.hit.memory.id for c in wide.hits if c.project == n["infra"]} == {ids["infra_logs"]}
 
 
 def test_global_preference_in_every_projects_session_start(shared: dict[str, Any]) -> None:
