@@ -299,3 +299,25 @@ def applying_memories(svc: Service, limit: int = 10) -> tuple[list[tuple[Indexed
         return [], [f"related projects not read: {type(exc).__name__}: {exc}"]
     out.sort(key=lambda t: t[0].created, reverse=True)
     return out[:limit], notices
+
+
+def status_report(svc: Service) -> dict[str, Any]:
+    """For `ccmemory doctor`: each related project reached or why not, and the personal vault."""
+    from ccmemory import personal
+    from ccmemory.vault import Vault
+
+    out: dict[str, Any] = {"related": [], "notices": []}
+    everything = Filters(project=svc.project, include_superseded=True)  # as the user sees them
+    try:
+        with related_sources(svc) as (sources, notices):
+            out["related"] = [
+                {**s.label(), "memories": s.index.count(_foreign_filters(svc, everything, s))}
+                for s in sources
+            ]
+            out["notices"] = notices
+    except Exception as exc:
+        out["notices"].append(f"related projects not read: {type(exc).__name__}: {exc}")
+    home = personal.home()
+    count = sum(1 for _ in Vault(home).iter_paths()) if personal.exists() else 0
+    out["personal_vault"] = {"path": str(home), "exists": personal.exists(), "memory_files": count}
+    return out

@@ -600,3 +600,27 @@ def test_related_names_ignore_this_process_project_override(
     with Service(Vault(machine["app"])) as svc:
         resp = cross_search(svc, "deploy containers", mode="text")
     assert machine["ids"]["infra_deploy"] in {c.hit.memory.id for c in resp.hits if c.project == "infra"}
+
+
+def test_doctor_reports_related_projects_and_the_personal_vault(
+    machine: dict[str, Any], run_cli: RunCli, home: Path
+) -> None:
+    env = {"CCMEMORY_HOME": str(home), "CCMEMORY_USER_ID": ALICE}
+    write_config(
+        machine["app"],
+        related_to=[
+            {"name": "infra", "path": "../infra", "relation": "technical"},
+            {"name": "ghost", "path": "../ghost", "relation": "business"},
+        ],
+    )
+    report = json.loads(run_cli(machine["app"], "doctor", "--json", env=env).stdout)
+    cross = report["cross_project"]
+    assert [(r["project"], r["relation"], r["memories"]) for r in cross["related"]] == [
+        ("infra", "technical", 3)  # bob's developmental memory is not counted for alice
+    ]
+    assert any(n.startswith("related project ghost: no index") for n in cross["notices"])
+    assert cross["personal_vault"] == {"path": str(home), "exists": False, "memory_files": 0}
+    run_cli(machine["app"], "new", "fact", "My laptop runs Debian 13", "--global", env=env)
+    text = run_cli(machine["app"], "doctor", env=env).stdout
+    assert "related      infra (technical): 3 memories at" in text
+    assert f"personal     {home} (1 memory file(s))" in text
