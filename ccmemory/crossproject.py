@@ -144,6 +144,9 @@ def _local_sources(svc: Service, *, check_stale: bool = True) -> tuple[list[Sour
                 "project is reached through its repository on this machine"
             )
             continue
+        if r.path == svc.vault.root:
+            notices.append(f"related project {r.name}: its path is this repository; left out")
+            continue
         db = r.path / ".ccmemory" / "local" / "index.db"
         if not db.is_file():
             notices.append(f"related project {r.name}: no index at {db}; run `ccmemory reindex` in {r.path}")

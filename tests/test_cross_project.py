@@ -258,6 +258,7 @@ def test_missing_and_stale_related_indexes_are_reported_not_fatal(
             {"name": "ghost", "path": "../ghost", "relation": "business"},
             {"name": "plan", "remote": "git@example.com:plan.git", "relation": "business"},
             {"name": "bad", "path": "../bad", "relation": "friends"},
+            {"name": "me", "path": ".", "relation": "technical"},
         ],
     )
     Vault(machine["infra"]).write_new(make_memory("fact", "Hetzner firewall allows 443 only", author=ALICE))
@@ -267,6 +268,7 @@ def test_missing_and_stale_related_indexes_are_reported_not_fatal(
     assert f"related project ghost: no index at {ghost / '.ccmemory' / 'local' / 'index.db'}" in text
     assert "related project plan: no path in related_to" in text
     assert "relation 'friends' must be one of" in text
+    assert "related project me: its path is this repository; left out" in text
     assert "related project infra: its index is stale (1 memory file(s) changed" in text
     assert any(c.project == "infra" for c in resp.hits)  # still searched
 
