@@ -626,3 +626,28 @@ def test_doctor_reports_related_projects_and_the_personal_vault(
     text = run_cli(machine["app"], "doctor", env=env).stdout
     assert "related      infra (technical): 3 memories at" in text
     assert f"personal     {home} (1 memory file(s))" in text
+
+
+def test_cli_new_applies_to_and_global_type_check(
+    machine: dict[str, Any], run_cli: RunCli, home: Path
+) -> None:
+    env = {"CCMEMORY_HOME": str(home), "CCMEMORY_USER_ID": ALICE}
+    out = run_cli(
+        machine["infra"],
+        "new",
+        "gotcha",
+        "Port 8080 is taken by the proxy",
+        "--applies-to",
+        "app",
+        "--applies-to",
+        " app ",
+        "--json",
+        env=env,
+    ).stdout
+    path = machine["infra"] / json.loads(out)["path"]
+    assert "applies_to: [app]" in path.read_text()
+    assert "Port 8080 is taken by the proxy" in run_cli(machine["app"], "context", env=env).stdout
+    assert "Port 8080" not in run_cli(machine["blog"], "context", env=env).stdout
+    bad = run_cli(machine["app"], "new", "decision", "Use Postgres", "--global", env=env, check=False)
+    assert bad.returncode == 2 and "the personal vault holds correction, preference, fact" in bad.stderr
+    assert not personal.exists()
