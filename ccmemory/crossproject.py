@@ -14,6 +14,7 @@ Visibility holds per project: another project's memories are shown when curated 
 the viewer (developmental memories stay private to their author), whatever the backend.
 A memory whose `applies_to` names this project is surfaced here too (the APPLIES_TO edge on Neo4j;
 on SQLite, among the related projects' indexes).
+Cross-project search also reads the personal vault's index (read-only): its memories apply everywhere.
 
 Scores are normalised within each project's own candidates, so they compare roughly, not exactly;
 at equal score the home project's hit ranks first.
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from ccmemory.service import Service
 
 APPLIES = "applies_to"  # the relation label of a project reached only through applies_to
+PERSONAL = "personal vault"  # the relation label of the personal vault's hits
 
 
 @dataclass
@@ -262,6 +264,11 @@ def cross_search(
     emb = svc.embedder() if home.mode != "text" and mode != "text" else None
     with related_sources(svc, applies=True) as (sources, more):
         notices += more
+        mine = _personal_source()
+        if isinstance(mine, str):
+            notices.append(mine)
+        elif mine is not None:
+            sources.append(mine)  # closed with the others on exit
         for src in sources:
             ids: list[str] | None = None
             if src.relation == APPLIES:
@@ -285,6 +292,25 @@ def cross_search(
         # equal = equal to the 6 decimals results show (each search reads the clock for recency)
         merged.sort(key=lambda c: (-round(c.hit.score, 6), c.source is not None, c.hit.memory.id))
         return CrossResponse(merged[:limit], home.mode, list(sources), notices)
+
+
+def _personal_source() -> Source | str | None:
+    """The personal vault's index, read-only, as a source of cross-project search (its memories
+    apply everywhere); None when there is none, a notice when it cannot be read."""
+    from ccmemory import personal
+    from ccmemory.index.sqlite import SQLiteIndex
+
+    if not personal.exists():
+        return None
+    home = personal.home()
+    db = home / ".ccmemory" / "local" / "index.db"
+    if not db.is_file():
+        return None  # nothing recorded or indexed there yet
+    try:
+        idx = SQLiteIndex.open_readonly(db)
+    except IndexError_ as exc:
+        return f"personal vault: {exc}"
+    return Source(personal.PROJECT, PERSONAL, idx, str(home), home, owned=True)
 
 
 def applying_memories(svc: Service, limit: int = 10) -> tuple[list[tuple[IndexedMemory, Source]], list[str]]:

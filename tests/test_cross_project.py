@@ -651,3 +651,15 @@ def test_cli_new_applies_to_and_global_type_check(
     bad = run_cli(machine["app"], "new", "decision", "Use Postgres", "--global", env=env, check=False)
     assert bad.returncode == 2 and "the personal vault holds correction, preference, fact" in bad.stderr
     assert not personal.exists()
+
+
+def test_cross_project_search_includes_the_personal_vault(machine: dict[str, Any], home: Path) -> None:
+    rec = personal.record_global(make_memory("preference", "Use uv for Python packages", author=ALICE))
+    with Service(Vault(machine["blog"])) as svc:  # no related projects: the personal vault still counts
+        assert svc.search("uv python packages", mode="text").hits == []
+        resp = cross_search(svc, "uv python packages", mode="text")
+    hits = [c for c in resp.hits if c.project == "personal"]
+    assert len(hits) == 1 and hits[0].source is not None
+    d = hits[0].to_dict()
+    assert d["relation"] == "personal vault" and d["source"] == str(home)
+    assert d["citation"]["file"] == str(home / rec.path)
