@@ -207,8 +207,9 @@ def _shared_sources(svc: Service, *, applies: bool) -> tuple[list[Source], list[
             continue
         sources.append(Source(name, rel, svc.index, svc.index.location))
     if applies:  # any other project of the shared index may hold memories that apply here
-        for name in sorted(known - set(related) - {svc.project}):
-            sources.append(Source(name, APPLIES, svc.index, svc.index.location))
+        for name in svc.index.projects_applying_to(svc.project):
+            if name not in related:
+                sources.append(Source(name, APPLIES, svc.index, svc.index.location))
     return sources, notices
 
 

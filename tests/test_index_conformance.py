@@ -492,6 +492,8 @@ def test_projects_links_and_applies_to(backend: tuple[Index, str], tmp_path: Pat
         assert [m.id for m in idx.applying_to(other, Filters(project=p, types=["fact"]))] == [shared.id]
         assert idx.applying_to(p + "-nobody", Filters(project=p)) == []
         assert idx.get(p, [shared.id])[0].fields["applies_to"] == [target, other]
+        assert p in idx.projects_applying_to(target) and p in idx.projects_applying_to(other)
+        assert p not in idx.projects_applying_to(p) and idx.projects_applying_to(p + "-nobody") == []
         # links: stored once, read from either side, replaced as a whole
         idx.link_projects(p, [(other, "technical"), (target, "business")])
         assert idx.related_projects(p) == [(other, "technical"), (target, "business")]
@@ -505,5 +507,6 @@ def test_projects_links_and_applies_to(backend: tuple[Index, str], tmp_path: Pat
         plain.touch()
         reindex(vault, idx, p)
         assert [m.id for m in idx.applying_to(target, Filters(project=p))] == [draft.id]
+        assert p not in idx.projects_applying_to(other)
     finally:
         idx.link_projects(p, [])

@@ -307,6 +307,11 @@ class Index(Protocol):
         ordered like `query` (the APPLIES_TO edge on Neo4j)."""
         ...
 
+    def projects_applying_to(self, target: str) -> list[str]:
+        """Other projects holding a memory whose `applies_to` names `target`, sorted (one query
+        instead of one `applying_to` per project)."""
+        ...
+
     def close(self) -> None: ...
 
 

@@ -1092,3 +1092,12 @@ class Neo4jIndex:
             **params,
         )
         return [_row(r) for r in rows]
+
+    @_wrap_errors
+    def projects_applying_to(self, target: str) -> list[str]:
+        rows = self._read(
+            "MATCH (m:Memory)-[:APPLIES_TO]->(:Project {name: $t}) WHERE m.project <> $t "
+            "RETURN DISTINCT m.project AS name ORDER BY name",
+            t=target,
+        )
+        return [r["name"] for r in rows]

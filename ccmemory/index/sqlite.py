@@ -805,3 +805,11 @@ class SQLiteIndex:
             [*params, target, limit],
         ).fetchall()
         return [self._row(r) for r in rows]
+
+    def projects_applying_to(self, target: str) -> list[str]:
+        rows = self.db.execute(
+            "SELECT DISTINCT m.project FROM memories m WHERE m.project != ? AND m.fields LIKE '%applies_to%'"
+            " AND EXISTS (SELECT 1 FROM json_each(m.fields, '$.applies_to') j WHERE j.value = ?) ORDER BY 1",
+            (target, target),
+        ).fetchall()
+        return [r[0] for r in rows]
