@@ -11,7 +11,7 @@ from typing import Any
 from ccmemory import gitstate
 from ccmemory.config import Config, load_config
 from ccmemory.index import open_index
-from ccmemory.index.base import Edge, Filters, Index, IndexedMemory
+from ccmemory.index.base import Edge, FileProblem, Filters, Index, IndexedMemory
 from ccmemory.model import REVERSE_NAMES, Memory
 from ccmemory.search import Hit, SearchResponse, search
 from ccmemory.sync import ReindexReport, load_record, reindex
@@ -165,7 +165,7 @@ class Service:
         self, *, full: bool = False, progress: Callable[[int, int], None] | None = None
     ) -> ReindexReport:
         self._vectors_fresh = False
-        return reindex(
+        report = reindex(
             self.vault,
             self.index,
             self.project,
@@ -173,6 +173,15 @@ class Service:
             full=full,
             progress=progress,
         )
+        if self.config.related or self.config.backend == "neo4j":
+            from ccmemory.crossproject import sync_links
+
+            try:  # related_to -> RELATED_TO links; a failure here must not fail the reindex
+                sync_links(self, force=True)
+            except Exception as exc:
+                problem = f"related_to not stored in the index: {exc}"
+                report.errors.append(FileProblem(".ccmemory/config.yaml", None, problem))
+        return report
 
     def record(self, memory: Memory) -> Recorded:
         """Write the memory file (the source of truth), then index just that file.

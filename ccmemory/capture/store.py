@@ -154,6 +154,11 @@ class Store:
 
     # --- writing ----------------------------------------------------------------------------------
     def record(self, memory: Memory) -> Path:
+        from ccmemory.personal import route_captured  # a rule about the user, not this repo
+
+        routed = route_captured(memory)
+        if routed is not None:
+            return routed
         svc = self.service()
         path: Path | None = None
         if svc is not None:
