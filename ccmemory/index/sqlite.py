@@ -28,7 +28,7 @@ from ccmemory.index.base import (
     text_hash,
 )
 from ccmemory.index.query import fts_query
-from ccmemory.model import Memory, fields_text, format_timestamp, normalise_topic
+from ccmemory.model import Memory, fields_text, format_timestamp, index_fields, normalise_topic
 
 SCHEMA_VERSION = 2
 _SCHEMA = """
@@ -59,6 +59,8 @@ CREATE TABLE IF NOT EXISTS mem_files(project TEXT NOT NULL, mem_id TEXT NOT NULL
 CREATE INDEX IF NOT EXISTS mem_files_file ON mem_files(project, file, mem_id);
 CREATE VIRTUAL TABLE IF NOT EXISTS memory_fts USING fts5(
   title, body, fields, tokenize = 'porter unicode61 remove_diacritics 2');
+CREATE TABLE IF NOT EXISTS project_links(project TEXT NOT NULL, other TEXT NOT NULL,
+  relation TEXT NOT NULL, PRIMARY KEY(project, other));
 CREATE TABLE IF NOT EXISTS vectors(
   embedder TEXT NOT NULL, text_hash TEXT NOT NULL, dim INTEGER NOT NULL, vec BLOB NOT NULL,
   PRIMARY KEY(embedder, text_hash));
@@ -84,7 +86,7 @@ def memory_payload(memory: Memory) -> str:
         "source": memory.source,
         "supersedes": memory.supersedes,
         "relations": [r.to_dict() for r in memory.relations],
-        "fields": memory.fields,
+        "fields": index_fields(memory),
     }
     return json.dumps(data, default=str, ensure_ascii=False, sort_keys=True)
 
@@ -168,6 +170,30 @@ class SQLiteIndex:
         self._lock = threading.RLock()
         # (project, embedder) -> [stamp, ids, matrix, mask of not-superseded rows or None]
         self._vec_cache: dict[tuple[str, str], list[Any]] = {}
+
+    @classmethod
+    def open_readonly(cls, path: Path | str) -> SQLiteIndex:
+        """Another repository's index, opened read-only (cross-project search): nothing is
+        created, migrated or written. Raises IndexError_ naming the file when it cannot be used."""
+        self = cls.__new__(cls)
+        self.location = str(path)
+        if not Path(path).is_file():
+            raise IndexError_(f"no index at {path}")
+        try:
+            uri = Path(path).resolve().as_uri() + "?mode=ro"
+            self.db = sqlite3.connect(
+                uri, uri=True, timeout=30, isolation_level=None, check_same_thread=False
+            )
+            self.db.execute("PRAGMA busy_timeout = 30000")
+            row = self.db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise IndexError_(f"SQLite index {path} cannot be read: {exc}") from None
+        if row is None or int(row[0]) != SCHEMA_VERSION:
+            self.db.close()
+            raise IndexError_(f"SQLite index {path} was built by another ccmemory version")
+        self._lock = threading.RLock()
+        self._vec_cache = {}
+        return self
 
     # --- plumbing -----------------------------------------------------------------------------
     def _connect(self) -> None:
@@ -850,3 +876,50 @@ class SQLiteIndex:
         out = [(ids[i], round(float(scores[i]), 6)) for i in top if np.isfinite(scores[i])]
         out.sort(key=lambda t: (-t[1], t[0]))
         return out
+
+    # --- projects -----------------------------------------------------------------------------
+    def projects(self) -> list[str]:
+        rows = self.db.execute(
+            "SELECT project FROM files UNION SELECT project FROM project_links"
+            " UNION SELECT other FROM project_links ORDER BY 1"
+        ).fetchall()
+        return [r[0] for r in rows]
+
+    def link_projects(self, project: str, links: Sequence[tuple[str, str]]) -> None:
+        def work(db: sqlite3.Connection) -> None:
+            db.execute("DELETE FROM project_links WHERE project = ?", (project,))
+            db.executemany(
+                "INSERT OR REPLACE INTO project_links(project, other, relation) VALUES (?,?,?)",
+                [(project, other, rel) for other, rel in links if other != project],
+            )
+
+        self._write(work)
+
+    def related_projects(self, project: str) -> list[tuple[str, str]]:
+        rows = self.db.execute(
+            "SELECT other, relation FROM project_links WHERE project = ?"
+            " UNION SELECT project, relation FROM project_links WHERE other = ? ORDER BY 1, 2",
+            (project, project),
+        ).fetchall()
+        out: dict[str, str] = {}
+        for other, rel in rows:
+            out.setdefault(other, rel)
+        return sorted(out.items())
+
+    def applying_to(self, target: str, f: Filters, limit: int = 50) -> list[IndexedMemory]:
+        where, params = self._where(f)
+        rows = self.db.execute(
+            f"SELECT {self._COLS} FROM memories m WHERE {where} AND m.fields LIKE '%applies_to%'"
+            " AND EXISTS (SELECT 1 FROM json_each(m.fields, '$.applies_to') j WHERE j.value = ?)"
+            " ORDER BY m.created DESC, m.id DESC LIMIT ?",
+            [*params, target, limit],
+        ).fetchall()
+        return [self._row(r) for r in rows]
+
+    def projects_applying_to(self, target: str) -> list[str]:
+        rows = self.db.execute(
+            "SELECT DISTINCT m.project FROM memories m WHERE m.project != ? AND m.fields LIKE '%applies_to%'"
+            " AND EXISTS (SELECT 1 FROM json_each(m.fields, '$.applies_to') j WHERE j.value = ?) ORDER BY 1",
+            (target, target),
+        ).fetchall()
+        return [r[0] for r in rows]
