@@ -355,6 +355,87 @@ def contradictions(
     return out
 
 
+CROSS_RULE = (
+    "current decisions of this project and of a related one (related_to) that contradict each other: "
+    "one names the other CONFLICTS_WITH, or they share a topic and their titles read 'use X' / "
+    "'don't use X'"
+)
+
+
+def cross_contradictions(
+    home: Sequence[IndexedMemory], theirs: Sequence[IndexedMemory]
+) -> list[dict[str, Any]]:
+    """The same topic decided differently in two projects (CROSS_RULE). Pure: `home` and `theirs`
+    are the two projects' current decisions. Each item: rule, reason, topic, members (home, theirs)."""
+    out: list[dict[str, Any]] = []
+    their_ids = {m.id: m for m in theirs}
+    home_ids = {m.id: m for m in home}
+    seen: set[tuple[str, str]] = set()
+    for a in home:
+        for r in a.relations:
+            if r.type == "CONFLICTS_WITH" and r.target in their_ids:
+                seen.add((a.id, r.target))
+                out.append(
+                    {
+                        "rule": "CONFLICTS_WITH across projects",
+                        "reason": r.reason,
+                        "topic": None,
+                        "members": [a, their_ids[r.target]],
+                    }
+                )
+    for b in theirs:
+        for r in b.relations:
+            if r.type == "CONFLICTS_WITH" and r.target in home_ids and (r.target, b.id) not in seen:
+                seen.add((r.target, b.id))
+                out.append(
+                    {
+                        "rule": "CONFLICTS_WITH across projects",
+                        "reason": r.reason,
+                        "topic": None,
+                        "members": [home_ids[r.target], b],
+                    }
+                )
+    by_topic: dict[str, list[IndexedMemory]] = defaultdict(list)
+    for b in theirs:
+        for t in {normalise_topic(t) for t in b.topics}:
+            by_topic[t].append(b)
+    for a in home:
+        for topic in sorted({normalise_topic(t) for t in a.topics}):
+            for b in by_topic.get(topic, [])[:200]:
+                if (a.id, b.id) in seen:
+                    continue
+                phrase = _opposition(a.title, b.title)
+                if phrase:
+                    seen.add((a.id, b.id))
+                    out.append(
+                        {
+                            "rule": f"heuristic: opposing decision titles on topic '{topic}'",
+                            "reason": f"one project says to do '{phrase}', the other not to",
+                            "topic": topic,
+                            "members": [a, b],
+                        }
+                    )
+    return out
+
+
+def cross_project_contradictions(svc: Service) -> tuple[list[dict[str, Any]], list[str]]:
+    """`cross_contradictions` between this project and each related one (visibility per project:
+    another project's developmental decisions count only when the user wrote them). Each item also
+    names the other project and relation. Returns (items, notices about unreachable projects)."""
+    from ccmemory.crossproject import related_sources, viewer_for_others
+    from ccmemory.index.base import Filters
+
+    home = all_memories(svc, types=["decision"], include_superseded=False)
+    out: list[dict[str, Any]] = []
+    with related_sources(svc) as (sources, notices):
+        for src in sources:
+            f = Filters(project=src.name, types=["decision"], viewer=viewer_for_others(svc))
+            theirs = src.index.query(f, limit=SCAN_CAP)
+            for item in cross_contradictions(home, theirs):
+                out.append({**item, "project": src.name, "relation": src.relation, "source": src.where})
+    return out, notices
+
+
 def orphans(mems: Sequence[IndexedMemory], edges: Sequence[Edge]) -> list[IndexedMemory]:
     """Memories with no topics, no files and no relation in either direction."""
     linked = {e.src for e in edges} | {e.dst for e in edges}

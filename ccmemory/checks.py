@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+from pathlib import Path
 
 from ccmemory.model import FOLDER_TO_TYPE
 from ccmemory.vault import (
@@ -31,8 +33,13 @@ def check_vault(vault: Vault) -> list[Finding]:
     findings: list[Finding] = []
     ids: dict[str, str] = {}
     targets: list[tuple[str, int, str]] = []
-    for path in vault.iter_paths():
-        rel = vault.rel(path)
+    entries, skipped = vault.walk()
+    findings += [Finding(s.rel, 1, s.level, s.reason) for s in skipped]
+    if os.path.islink(vault.local):  # git ignores `local/` folders, not a symlink named `local`
+        why = "symlink: .ccmemory/local must be a real, git-ignored folder"
+        findings.append(Finding(".ccmemory/local", 1, "error", why))
+    for entry in entries:
+        path, rel = Path(entry.path), entry.rel
         try:
             text = decode(read_bytes_checked(path, rel), rel)
         except MemoryFileError as exc:

@@ -21,10 +21,39 @@ def _line(m: IndexedMemory, stale: set[str] | frozenset[str] = frozenset()) -> s
         extra = f" → {m.fields['right_belief']}"
     elif m.type == "failed_approach" and m.fields.get("lesson"):
         extra = f" — lesson: {m.fields['lesson']}"
+    elif m.type == "exception" and m.fields.get("justification"):
+        extra = f" — because {m.fields['justification']}"
     flag = "" if m.status == "curated" else " (developmental)"
     flag += " (may be stale)" if m.id in stale else ""
+    flag += f" (from {m.fields['_from']})" if m.fields.get("_from") else ""
     text = f"- [{m.type}] {m.title}{extra} `{m.id}`{flag}"
     return " ".join(text.split())[:400]
+
+
+def _across_projects(svc: Service, rules: list[IndexedMemory]) -> list[tuple[str, list[IndexedMemory]]]:
+    """Sections from outside the project (docs/cross-project.md): the personal vault's global
+    rules, minus those a project memory overrides, and other projects' memories whose
+    applies_to names this project. Labelled through `fields["_from"]` (see `_line`)."""
+    from ccmemory import personal
+    from ccmemory.crossproject import applying_memories
+
+    out: list[tuple[str, list[IndexedMemory]]] = []
+    mine = personal.global_memories(svc.config.user_id)
+    if mine.memories:
+        project_side = rules + svc.index.query(svc.filters(types=["decision"]), limit=100)
+        overridden = {c.personal.id for c in personal.conflicts(project_side, mine.memories)}
+        kept = [m for m in mine.memories if m.id not in overridden]
+        for m in kept:
+            m.fields = {**m.fields, "_from": personal.LABEL}
+        out.append(("Your global preferences (all projects)", kept))
+    if svc.config.related or svc.config.backend == "neo4j":
+        applying, _notices = applying_memories(svc)
+        mems = []
+        for m, src in applying:
+            m.fields = {**m.fields, "_from": f"project {src.name}"}
+            mems.append(m)
+        out.append(("From other projects (applies here)", mems))
+    return out
 
 
 def build_context(svc: Service, budget_tokens: int, *, task: str | None = None) -> ContextResult:
@@ -38,6 +67,10 @@ def build_context(svc: Service, budget_tokens: int, *, task: str | None = None) 
     order = {"correction": 0, "preference": 1, "fact": 2}
     rules.sort(key=lambda m: (order[m.type], m.status != "curated"))  # stable: newest first within
     sections.append(("Project rules (facts, preferences, corrections)", rules))
+    # gotchas and exceptions exist to stop a mistake before it is made: right after the rules
+    warnings = svc.index.query(svc.filters(types=["gotcha", "exception"]), limit=20)
+    sections.append(("Gotchas and exceptions (check before acting)", warnings))
+    sections += _across_projects(svc, rules)
     sections.append(("Recent decisions", svc.index.query(svc.filters(types=["decision"]), limit=10)))
     sections.append(
         (
@@ -59,7 +92,8 @@ def build_context(svc: Service, budget_tokens: int, *, task: str | None = None) 
     )
     from ccmemory.lifecycle.staleness import for_indexed
 
-    stale = set(for_indexed(svc.vault.root, [m for _, ms in sections for m in ms], svc.config.raw))
+    here = [m for _, ms in sections for m in ms if not m.fields.get("_from")]
+    stale = set(for_indexed(svc.vault.root, here, svc.config.raw))
     out = [header]
     used = estimate_tokens(header)
     ids: list[str] = []

@@ -144,10 +144,13 @@ class LocalMiniLM:
     (about 0.1–0.4 s); the instance is safe to share between threads.
 
     By default (``integer=True``) the published file is run through the integer-arithmetic
-    rewrite of :mod:`ccmemory.int8graph` (same int8 weights, int8 kernels, about twice the
-    throughput, vectors within cosine 0.99 of the float path); ``integer=False`` runs the file
-    as published, where onnxruntime dequantises the weights and computes in float. The two
-    have different names, so their cached vectors are never mixed.
+    rewrite of :mod:`ccmemory.int8graph` (same int8 weights, int8 kernels, faster than the
+    float path, vectors within cosine 0.99 of it); ``integer=False`` runs the file
+    as published, where onnxruntime dequantises the weights and computes in float. The
+    integer graph quantises activations per row (``per_row=True``, the default), so a vector is
+    a pure function of its text whatever batch it was embedded in; ``per_row=False`` uses one
+    scale per batch (the fused kernel; vectors move slightly with their batch-mates). Each
+    variant has its own name, so their cached vectors are never mixed.
     """
 
     dim = 384
@@ -161,9 +164,14 @@ class LocalMiniLM:
         batch_size: int = 16,  # measured best for memory-sized texts (bench/RESULTS-embed.md)
         threads: int | None = None,
         integer: bool = True,
+        per_row: bool = True,
     ) -> None:
         self.integer = integer
-        self.name = "minilm-l6-int8-dq" if integer else "minilm-l6-int8"
+        self.per_row = per_row and integer
+        # The name is the cache key of stored vectors: each graph's vectors differ slightly.
+        self.name = (
+            ("minilm-l6-int8-rq" if self.per_row else "minilm-l6-int8-dq") if integer else "minilm-l6-int8"
+        )
         self._model_path = Path(model_path) if model_path is not None else None
         self._vocab_path = Path(vocab_path) if vocab_path is not None else None
         self.max_length = max_length
@@ -266,7 +274,7 @@ class LocalMiniLM:
         from ccmemory import int8graph
 
         try:
-            model = int8graph.prepared(path)
+            model = int8graph.prepared(path, per_row=self.per_row)
         except int8graph.ConversionError as exc:
             raise EmbedderUnavailable(_first_line(exc)) from exc
         try:
@@ -277,7 +285,7 @@ class LocalMiniLM:
             # A damaged cache file (disk full, truncated copy): rebuild it once.
             model.unlink(missing_ok=True)
             try:
-                return start(int8graph.prepared(path))
+                return start(int8graph.prepared(path, per_row=self.per_row))
             except Exception as exc:
                 error = exc
         raise EmbedderUnavailable(

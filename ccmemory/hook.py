@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "PreCompact", "Stop", "SessionEnd")
 MAX_STDIN = 8 * 1024 * 1024
+PRE_CUT = 16 * 1024  # tool command/error text redacted before the 500-character cut (events.py)
 
 
 def _now() -> str:
@@ -97,6 +98,8 @@ def main(argv: list[str]) -> int:
         root = _root_for(payload)
         if root is None:
             return 0  # not a ccmemory project: do nothing
+        if os.path.islink(os.path.join(root, ".ccmemory", "local")):
+            return 0  # a committed symlink: never write spool, jobs or logs through it (docs/security.md)
         if payload is None:
             _log(root, event or "?", problem)
             return 0
@@ -138,7 +141,14 @@ def post_tool_use(root: str, payload: dict[str, Any]) -> None:
     from ccmemory.redact import redact
 
     name = str(payload.get("tool_name") or "?")
-    ev = tool_event(payload.get("tool_use_id"), name, payload.get("tool_input"), payload.get("tool_response"))
+    inp, resp = payload.get("tool_input"), payload.get("tool_response")
+    # redact BEFORE tool_event cuts the command/error to 500 characters: a token straddling the
+    # cut would otherwise survive in part (the pre-cut bound keeps redact's cost bounded)
+    if isinstance(inp, dict) and isinstance(inp.get("command"), str):
+        inp = {**inp, "command": redact(inp["command"][:PRE_CUT])}
+    if isinstance(resp, str):
+        resp = redact(resp[:PRE_CUT])
+    ev = tool_event(payload.get("tool_use_id"), name, inp, resp)
     for key in ("file", "cmd", "error"):
         if isinstance(ev.get(key), str):
             ev[key] = redact(ev[key])

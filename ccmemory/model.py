@@ -114,8 +114,12 @@ COMMON_FIELDS: tuple[str, ...] = (
     "source",
     "supersedes",
     "relations",
+    "applies_to",
 )
-LIST_FIELDS = frozenset({"topics", "files", "supersedes", "options_considered"})
+LIST_FIELDS = frozenset({"topics", "files", "supersedes", "options_considered", "applies_to"})
+# The index keeps `applies_to` (names of other projects a memory also applies to) inside a
+# memory's fields, so both backends carry it without a schema change (docs/cross-project.md).
+APPLIES_TO = "applies_to"
 
 
 # --- ids -----------------------------------------------------------------------------------------
@@ -194,6 +198,7 @@ class Memory:
     relations: list[Relation] = field(default_factory=list)
     fields: dict[str, Any] = field(default_factory=dict)  # the type's own fields
     extra: dict[str, Any] = field(default_factory=dict)  # unknown keys, kept on round-trip
+    applies_to: list[str] = field(default_factory=list)  # other projects it also applies to
 
     @property
     def spec(self) -> TypeSpec:
@@ -233,6 +238,7 @@ class Memory:
             ("relations", [r.to_dict() for r in self.relations]),
         ]
         optional += [(name, self.fields.get(name)) for name in self.spec.fields]
+        optional.append((APPLIES_TO, list(self.applies_to)))
         for key, value in optional:
             if value is None or value == [] or value == "":
                 continue
@@ -336,7 +342,9 @@ def validate(meta: dict[str, Any]) -> list[Problem]:
     elif not isinstance(mid, str):
         err("id", f"'id' must be a string, got {type(mid).__name__}")
     elif not is_ulid(mid):
-        warn("id", f"id {mid!r} is not a ULID (26 Crockford base32 characters)")
+        # an error, not a warning: ids become page names, index keys and MCP references, so
+        # anything but the ULID form (e.g. `../../tmp/x`) is refused (docs/security.md)
+        err("id", f"id {mid[:80]!r} is not a ULID (26 Crockford base32 characters)")
     title = meta.get("title")
     if title in (None, "") or (isinstance(title, str) and not title.strip()):
         err(None, "missing 'title'")
@@ -355,7 +363,7 @@ def validate(meta: dict[str, Any]) -> list[Problem]:
     source = meta.get("source")
     if source is not None and source not in SOURCES:
         err("source", f"unknown source {source!r} (expected one of: {', '.join(SOURCES)})")
-    for key in ("topics", "files", "supersedes"):
+    for key in ("topics", "files", "supersedes", APPLIES_TO):
         if key in meta and _as_str_list(meta[key]) is None:
             err(key, f"'{key}' must be a list of strings")
     rels = meta.get("relations")
@@ -419,7 +427,15 @@ def from_frontmatter(meta: dict[str, Any], body: str) -> Memory:
         relations=relations,
         fields={k: meta[k] for k in spec.fields if k in meta},
         extra={k: v for k, v in meta.items() if k not in known},
+        applies_to=[p.strip() for p in _as_str_list(meta.get(APPLIES_TO)) or [] if p.strip()],
     )
+
+
+def index_fields(memory: Memory) -> dict[str, Any]:
+    """The fields the index stores for a memory: its type's own, plus `applies_to` when set."""
+    if not memory.applies_to:
+        return dict(memory.fields)
+    return {**memory.fields, APPLIES_TO: list(memory.applies_to)}
 
 
 def normalise_topic(topic: str) -> str:

@@ -10,8 +10,11 @@ from __future__ import annotations
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import re
+    from typing import TypeVar
 
-__all__ = ["Finding", "find_secrets", "redact", "redact_obj"]
+    M = TypeVar("M")
+
+__all__ = ["Finding", "find_secrets", "redact", "redact_memory", "redact_obj"]
 
 
 class Finding:
@@ -91,6 +94,14 @@ _MARKERS = (
     "dsn",
     "bearer",
     "private",
+    "npm_",
+    "glpat-",
+    "hf_",
+    "pypi-",
+    "authorization",
+    "-u",
+    "--user",
+    "-p",
 )
 
 
@@ -175,6 +186,34 @@ _PATTERN_LIST: list[tuple[str, tuple[str, int], int]] = [
         2,
     ),
     ("bearer_token", _src(r"(?i)\b(bearer)\s+([A-Za-z0-9_\-.=~+/]{20,})"), 2),
+    ("basic_auth", _src(r"(?i)\b(authorization\s*[:=]\s*[\"']?\s*basic)\s+([A-Za-z0-9+/=_\-]{6,})"), 2),
+    ("npm_token", _src(r"\bnpm_[A-Za-z0-9]{36}\b"), 0),
+    ("gitlab_token", _src(r"\bglpat-[A-Za-z0-9_\-]{20,}"), 0),
+    ("huggingface_token", _src(r"\bhf_[A-Za-z0-9]{30,}\b"), 0),
+    ("pypi_token", _src(r"\bpypi-AgE[A-Za-z0-9_\-]{50,}"), 0),
+    # ?access_token=… / &api_key=… in a URL's query string
+    (
+        "url_query_secret",
+        _src(
+            r"(?i)[?&]((?:access|refresh|id|auth|api|private|session)?[_-]?token|api[_-]?key|apikey|key|"
+            r"secret|client[_-]?secret|password|passwd|pwd|sig|signature|x-amz-signature|x-amz-credential)"
+            r"=([^&;\s#\"'<>]{4,512})"
+        ),
+        2,
+    ),
+    # curl -u user:pass / --user user:pass (the user is kept)
+    (
+        "curl_user",
+        _src(r"(?i)(?:^|[\s;|&(])(?:-u|--user)(?:\s+|=)[\"']?([^\s:\"']{1,128}):([^\s\"']{1,256})"),
+        2,
+    ),
+    # mysql -pPASS (the password glued to -p), and --password=… / --password … on any command line
+    (
+        "cli_password",
+        _src(r"(?i)\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n|;&]*?\s-p([^\s\"'-][^\s\"']{0,255})"),
+        1,
+    ),
+    ("cli_password", _src(r"(?i)(?:^|\s)--pass(?:word)?(?:=|\s+)(?!-)([^\s\"']{1,256})"), 1),
     # .env-style / shell / YAML / JSON assignment of a secret-named variable
     (
         "secret_assignment",
@@ -187,12 +226,24 @@ _PATTERN_LIST: list[tuple[str, tuple[str, int], int]] = [
     ),
 ]
 
+# kinds whose value may be a placeholder or a code reference (checked against _HARMLESS)
+_VARIABLE_KINDS = frozenset(
+    {
+        "secret_assignment",
+        "connection_password",
+        "url_query_secret",
+        "curl_user",
+        "cli_password",
+        "basic_auth",
+    }
+)
+
 _SOURCES = [(kind, src, flags, group) for kind, (src, flags), group in _PATTERN_LIST]
 
 
 # Values that are obviously not secrets (placeholders, references to other variables)
 _HARMLESS_SRC = (
-    r"^[\"']?(?:|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|<[^>]*>|x+|\*+|\.\.\.|…|none|null|true|false|"
+    r"^[\"']?(?:|\[REDACTED:[a-z_]+\].*|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|<[^>]*>|x+|\*+|\.\.\.|…|none|null|true|false|"
     r"changeme|redacted|example|your[_-].*|os\.environ.*|process\.env.*|getenv.*|env\(.*|"
     r"str|int|bool|bytes|string|number|any|optional\[.*|none\)?|self\..*)[\"']?$"
 )
@@ -215,7 +266,7 @@ def find_secrets(text: str) -> list[Finding]:
             start, end = m.span(group)
             if start < 0 or end <= start:
                 continue
-            if kind in ("secret_assignment", "connection_password") and (
+            if kind in _VARIABLE_KINDS and (
                 _HARMLESS.match(m.group(group)) or text[end : end + 1] == "("  # a call: code
             ):
                 continue
@@ -269,3 +320,35 @@ def redact_obj(value: object) -> object:
     if isinstance(value, list | tuple):
         return [redact_obj(v) for v in value]
     return value
+
+
+def redact_memory(memory: M) -> M:
+    """A copy of a memory (`model.Memory`, or the index's `IndexedMemory`) with every free-text
+    field redacted: title, body, author, session, branch, topics, files, relation reasons, the
+    type's own fields and unknown keys. The one choke point: `Vault.write_new` calls it, so CLI
+    `new`, MCP `record_*`/supersede, capture and import all pass through it; the site calls it on
+    what it reads from the index. Ids, type, timestamps and relation targets are validated forms,
+    left as they are."""
+    import dataclasses
+
+    from ccmemory.model import Relation
+
+    def opt(value: object) -> object:
+        return redact(value) if isinstance(value, str) else value
+
+    names = {f.name for f in dataclasses.fields(memory)}  # type: ignore[arg-type]
+    changes: dict[str, object] = {}
+    for key in ("title", "body", "author", "session", "branch"):
+        if key in names:
+            changes[key] = opt(getattr(memory, key))
+    for key in ("topics", "files"):
+        if key in names:
+            changes[key] = [opt(v) for v in getattr(memory, key)]
+    if "relations" in names:
+        changes["relations"] = [Relation(r.type, r.target, opt(r.reason)) for r in memory.relations]  # type: ignore[attr-defined,arg-type]
+    for key in ("fields", "extra"):
+        if key in names:
+            value = redact_obj(getattr(memory, key))
+            if isinstance(value, dict):
+                changes[key] = value
+    return dataclasses.replace(memory, **changes)  # type: ignore[type-var]

@@ -83,6 +83,7 @@ class SearchResponse:
     hits: list[Hit]
     mode: str
     notices: list[str] = field(default_factory=list)
+    vectors_pending: int = 0  # memories not embedded yet: semantic search is warming up
 
 
 def snippet(body: str, width: int = 160) -> str:

@@ -11,7 +11,7 @@ from typing import Any
 from ccmemory import gitstate
 from ccmemory.config import Config, load_config
 from ccmemory.index import open_index
-from ccmemory.index.base import Edge, Filters, Index, IndexedMemory
+from ccmemory.index.base import Edge, FileProblem, Filters, Index, IndexedMemory
 from ccmemory.model import REVERSE_NAMES, Memory
 from ccmemory.search import Hit, SearchResponse, search
 from ccmemory.sync import ReindexReport, load_record, reindex
@@ -64,6 +64,8 @@ class Service:
         self._embedder: Any = None
         self._embedder_problem: str | None = None
         self._vectors_fresh = False  # every memory has a vector (checked since the last write)
+        self.vectors_pending = 0  # memories without a vector after the last embed_missing
+        self._background_started = False
 
     @classmethod
     def open(cls, start: Path | None = None) -> Service:
@@ -73,6 +75,9 @@ class Service:
     def index(self) -> Index:
         if self._index is None:
             self._index = open_index(self.config, self.vault.dir)
+            if getattr(self._index, "moved_aside", None):
+                # a corrupt cache was moved aside (never deleted): refill it from the files now
+                reindex(self.vault, self._index, self.project, main_branch=self.config.main_branch)
         return self._index
 
     @property
@@ -108,15 +113,30 @@ class Service:
                 self._embedder_problem = f"{type(exc).__name__}: {exc}"
         return self._embedder
 
-    def embed_missing(self, progress: Callable[[int, int], None] | None = None) -> tuple[int, str | None]:
-        """Embed memories whose content has no vector yet. Returns (count, problem)."""
+    def embed_missing(
+        self,
+        progress: Callable[[int, int], None] | None = None,
+        *,
+        limit: int | None = None,
+    ) -> tuple[int, str | None]:
+        """Embed memories whose content has no vector yet (at most ``limit`` of them).
+        Returns (count, problem); :attr:`vectors_pending` says how many are still missing.
+
+        Texts are embedded shortest first across the whole set (less padding); that is safe
+        because a vector does not depend on its batch (see ``ccmemory.int8graph``). Vectors
+        are committed every :data:`EMBED_CHUNK` texts, so an interrupted run keeps its work.
+        """
         emb = self.embedder()
         if emb is None:
             return 0, self._embedder_problem
         todo = self.index.missing_vectors(self.project, emb.name)
+        self.vectors_pending = len(todo)
+        if limit is not None:
+            todo = todo[: max(limit, 0)]
+        todo.sort(key=lambda item: len(item[1]))
         done = 0
-        for start in range(0, len(todo), 256):
-            chunk = todo[start : start + 256]
+        for start in range(0, len(todo), EMBED_CHUNK):
+            chunk = todo[start : start + EMBED_CHUNK]
             try:
                 vectors = emb.embed([t for _, t in chunk], kind="document")
             except Exception as exc:
@@ -125,16 +145,30 @@ class Service:
                 emb.name, int(emb.dim), list(zip([h for h, _ in chunk], vectors, strict=True))
             )
             done += len(chunk)
+            self.vectors_pending -= len(chunk)
             if progress:
                 progress(done, len(todo))
         return done, None
+
+    def _warm_vectors(self) -> str | None:
+        """Before a search: embed at most one batch of missing vectors, hand the rest to the
+        background worker (one per repository, see lifecycle/background.py) and return the
+        problem if embedding failed. No search waits on more than :data:`SEARCH_EMBED_BATCH`."""
+        _, problem = self.embed_missing(limit=SEARCH_EMBED_BATCH)
+        if problem:
+            return problem
+        if self.vectors_pending == 0:
+            self._vectors_fresh = True
+        elif not self._background_started:
+            self._background_started = start_background_embedding(self.vault.root)
+        return None
 
     # --- writing --------------------------------------------------------------------------------
     def reindex(
         self, *, full: bool = False, progress: Callable[[int, int], None] | None = None
     ) -> ReindexReport:
         self._vectors_fresh = False
-        return reindex(
+        report = reindex(
             self.vault,
             self.index,
             self.project,
@@ -142,6 +176,15 @@ class Service:
             full=full,
             progress=progress,
         )
+        if self.config.related or self.config.backend == "neo4j":
+            from ccmemory.crossproject import sync_links
+
+            try:  # related_to -> RELATED_TO links; a failure here must not fail the reindex
+                sync_links(self, force=True)
+            except Exception as exc:
+                problem = f"related_to not stored in the index: {exc}"
+                report.errors.append(FileProblem(".ccmemory/config.yaml", None, problem))
+        return report
 
     def record(self, memory: Memory) -> Recorded:
         """Write the memory file (the source of truth), then index just that file.
@@ -193,13 +236,12 @@ class Service:
         f = filters or self.filters()
         emb = self.embedder() if mode in ("hybrid", "semantic") else None
         if emb is not None and not self._vectors_fresh:
-            # once per process and after each write: scanning for missing vectors is O(vault)
-            _, problem = self.embed_missing()
+            # once per process and after each write (or while warming up): scanning for
+            # missing vectors is O(vault)
+            problem = self._warm_vectors()
             if problem:
                 emb, self._embedder_problem = None, problem
-            else:
-                self._vectors_fresh = True
-        return search(
+        resp = search(
             self.index,
             query,
             f,
@@ -209,6 +251,10 @@ class Service:
             embedder_problem=self._embedder_problem,
             expand=expand,
         )
+        if emb is not None and self.vectors_pending:
+            resp.vectors_pending = self.vectors_pending
+            resp.notices.append(warming_notice(self.vectors_pending))
+        return resp
 
     def superseded_by(self, ids: Sequence[str]) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}
@@ -288,6 +334,56 @@ class Service:
         from ccmemory.context import build_context
 
         return build_context(self, budget_tokens or self.config.context_budget, task=task)
+
+
+#: Missing vectors one search call may embed before answering (one model batch or so).
+SEARCH_EMBED_BATCH = 32
+#: Vectors committed at a time by embed_missing.
+EMBED_CHUNK = 128
+
+
+def warming_notice(pending: int) -> str:
+    return (
+        f"semantic search is still warming up: {pending} memories have no vector yet "
+        "(embedding in the background); these results use full-text search and the vectors "
+        "that are ready"
+    )
+
+
+def start_background_embedding(root: Path) -> bool:
+    """Start ``python -m ccmemory.lifecycle.background ROOT`` detached, unless a background
+    reindex already holds the repository's lock (it will embed what is missing). True if one
+    runs now."""
+    import fcntl
+    import os
+    import subprocess
+    import sys
+
+    local = root / ".ccmemory" / "local"
+    try:
+        local.mkdir(parents=True, exist_ok=True)
+        fd = os.open(local / "reindex.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+    except OSError:
+        return True  # a worker holds it
+    finally:
+        os.close(fd)
+    try:
+        subprocess.Popen(
+            [sys.executable, "-m", "ccmemory.lifecycle.background", str(root)],
+            cwd=str(root),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    except OSError:
+        return False
+    return True
 
 
 def ranked_hits_to_dicts(hits: list[Hit], explain: bool = False) -> list[dict[str, Any]]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -12,6 +11,7 @@ from pathlib import Path
 from ccmemory import gitstate
 from ccmemory.index.base import FileProblem, FileRecord, Index
 from ccmemory.vault import MemoryFileError, Vault, decode, parse_text, read_bytes_checked
+from ccmemory.walk import Skipped
 
 
 @dataclass
@@ -22,6 +22,7 @@ class ReindexReport:
     unchanged: int = 0
     status_changed: int = 0
     errors: list[FileProblem] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)  # symlinks, FIFOs...: never read
     seconds: float = 0.0
 
     def as_dict(self) -> dict[str, object]:
@@ -32,38 +33,18 @@ class ReindexReport:
             "unchanged": self.unchanged,
             "status_changed": self.status_changed,
             "errors": [{"path": e.path, "line": e.line, "reason": e.reason} for e in self.errors],
+            "skipped": [{"path": s.rel, "level": s.level, "reason": s.reason} for s in self.skipped],
             "seconds": round(self.seconds, 3),
         }
 
 
-def scan(vault: Vault) -> dict[str, tuple[str, int, int]]:
-    """rel path -> (abs path, mtime_ns, size) for every memory file (the same set as
-    `Vault.iter_paths`), with os.scandir and plain strings: this runs on every reindex."""
-    from ccmemory.model import FOLDER_TO_TYPE
-    from ccmemory.vault import VAULT_DIR
-
-    out: dict[str, tuple[str, int, int]] = {}
-    base = str(vault.dir)
-    stack = [(os.path.join(base, folder), f"{VAULT_DIR}/{folder}") for folder in sorted(FOLDER_TO_TYPE)]
-    while stack:
-        folder, rel_folder = stack.pop()
-        try:
-            entries = list(os.scandir(folder))
-        except (FileNotFoundError, NotADirectoryError):
-            continue
-        for entry in entries:
-            name = entry.name
-            if name.startswith("."):
-                continue
-            try:
-                if entry.is_dir(follow_symlinks=True):
-                    stack.append((entry.path, f"{rel_folder}/{name}"))
-                elif name.endswith(".md"):
-                    st = entry.stat()
-                    out[f"{rel_folder}/{name}"] = (entry.path, st.st_mtime_ns, st.st_size)
-            except FileNotFoundError:
-                continue
-    return out
+def scan(vault: Vault, skipped: list[Skipped] | None = None) -> dict[str, tuple[str, int, int]]:
+    """rel path -> (abs path, mtime_ns, size) for every memory file, from the one vault walker
+    (`Vault.walk`: regular files only, symlinks and special files reported in `skipped`)."""
+    entries, skips = vault.walk()
+    if skipped is not None:
+        skipped.extend(skips)
+    return {e.rel: (e.path, e.mtime_ns, e.size) for e in entries}
 
 
 RACY_NS = 2_000_000_000
@@ -90,6 +71,38 @@ def load_record(path: Path, rel: str, mtime_ns: int, size: int) -> FileRecord:
     return FileRecord(rel, mtime_ns, len(data), digest, parsed.memory)
 
 
+def _full_beside(
+    vault: Vault,
+    index: Index,
+    project: str,
+    main_branch: str | None,
+    progress: Callable[[int, int], None] | None,
+) -> ReindexReport | None:
+    """`reindex --full` for a backend that can build a fresh index beside the live one and swap
+    it in atomically (SQLite: `fresh_beside` / `swap_in`): readers (SessionStart context, MCP)
+    keep the old index during the rebuild, and a killed rebuild leaves it untouched. A corrupt
+    live file is moved aside first. None: the backend cannot, fall back to clear + refill."""
+    fresh_beside = getattr(index, "fresh_beside", None)
+    if fresh_beside is None:
+        return None
+    healthy = getattr(index, "healthy", None)
+    if healthy is not None and not healthy():
+        index.reset_corrupt()  # type: ignore[attr-defined]
+    fresh = fresh_beside(project)
+    if fresh is None:
+        return None
+    try:
+        report = reindex(vault, fresh, project, main_branch=main_branch, full=False, progress=progress)
+    except BaseException:
+        fresh.close()
+        from ccmemory.index.sqlite import _remove_db_files
+
+        _remove_db_files(fresh.location)
+        raise
+    index.swap_in(fresh)  # type: ignore[attr-defined]
+    return report
+
+
 def reindex(
     vault: Vault,
     index: Index,
@@ -100,10 +113,15 @@ def reindex(
     progress: Callable[[int, int], None] | None = None,
 ) -> ReindexReport:
     started = time.perf_counter()
+    if full:
+        rebuilt = _full_beside(vault, index, project, main_branch, progress)
+        if rebuilt is not None:
+            rebuilt.seconds = time.perf_counter() - started
+            return rebuilt
     report = ReindexReport()
     if full:
         index.clear(project)
-    on_disk = scan(vault)
+    on_disk = scan(vault, report.skipped)
     known = index.file_states(project)
     changed = [
         rel

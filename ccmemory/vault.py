@@ -27,11 +27,11 @@ from ccmemory.model import (
     from_frontmatter,
     validate,
 )
+from ccmemory.walk import MAX_FILE_BYTES, Entry, Skipped, UnsafeFile, read_regular, walk
 
 VAULT_DIR = ".ccmemory"
 LOCAL_DIR = "local"
 REFERENCE_DIR = "reference"
-MAX_FILE_BYTES = 1024 * 1024
 SLUG_MAX = 60
 _WINDOWS_RESERVED = {
     "con",
@@ -99,6 +99,88 @@ def dump_yaml(meta: dict[str, Any]) -> str:
     return yaml.dump(
         _Block(meta), Dumper=_Dumper, sort_keys=False, default_flow_style=None, allow_unicode=True, width=100
     )
+
+
+# --- bounded YAML input (docs/security.md) -----------------------------------------------------
+# A hostile file can nest a list 50,000 deep (libyaml's composer recurses in C: a segfault) or
+# expand a 450-byte alias bomb into billions of nodes. `load_yaml` first walks the *event* stream
+# (libyaml's parser keeps an explicit stack: no recursion, no objects built) and refuses deep
+# nesting, alias expansion and oversize frontmatter before anything is composed.
+MAX_FRONTMATTER_BYTES = 256 * 1024
+MAX_YAML_DEPTH = 24
+MAX_YAML_NODES = 20_000  # after alias expansion
+
+
+class YAMLLimit(ValueError):
+    """The frontmatter exceeds a bound; `line` is 1-based inside the YAML text."""
+
+    def __init__(self, line: int, reason: str):
+        super().__init__(reason)
+        self.line = line
+        self.reason = reason
+
+
+def _line(event: Any) -> int:
+    mark = getattr(event, "start_mark", None)
+    return int(mark.line) + 1 if mark is not None else 1
+
+
+def _depth_bound(src: str) -> int:
+    """A cheap upper bound on the nesting depth of `src`: every flow collection needs a `[` or
+    `{`, every block sequence a `- ` (or a `-` ending a line), every complex key a `?`, and a
+    block mapping nested in another (not through a sequence entry) a deeper indentation."""
+    indents = {len(ln) - len(ln.lstrip(" ")) for ln in src.split("\n")}
+    dashes = src.count("- ") + src.count("-\n") + (1 if src.endswith("-") else 0)
+    return src.count("[") + src.count("{") + dashes + src.count("?") + len(indents)
+
+
+def _prescan(src: str) -> None:
+    if len(src) > MAX_FRONTMATTER_BYTES:
+        raise YAMLLimit(1, f"frontmatter is {len(src)} characters; the limit is {MAX_FRONTMATTER_BYTES}")
+    if "&" not in src and _depth_bound(src) < MAX_YAML_DEPTH:
+        return  # no anchor (so no alias can expand) and provably shallow: the common case
+    sizes: dict[str, int] = {}
+    stack: list[list[Any]] = []  # [anchor, node count]
+    total = 0
+    loader = _Loader(src)
+    try:
+        while loader.check_event():
+            ev = loader.get_event()
+            n = 0
+            if isinstance(ev, yaml.SequenceStartEvent | yaml.MappingStartEvent):
+                stack.append([ev.anchor, 1])
+                if len(stack) > MAX_YAML_DEPTH:
+                    raise YAMLLimit(_line(ev), f"YAML nested deeper than {MAX_YAML_DEPTH} levels")
+                continue
+            if isinstance(ev, yaml.SequenceEndEvent | yaml.MappingEndEvent):
+                anchor, n = stack.pop()
+                if anchor:
+                    sizes[anchor] = n
+            elif isinstance(ev, yaml.ScalarEvent):
+                n = 1
+                if ev.anchor:
+                    sizes[ev.anchor] = 1
+            elif isinstance(ev, yaml.AliasEvent):
+                n = sizes.get(ev.anchor or "", 1)
+            else:
+                continue
+            if stack:
+                stack[-1][1] += n
+            total += n
+            if total > MAX_YAML_NODES or (stack and stack[-1][1] > MAX_YAML_NODES):
+                raise YAMLLimit(
+                    _line(ev), f"YAML expands to more than {MAX_YAML_NODES} values (alias bomb?)"
+                )
+    finally:
+        dispose = getattr(loader, "dispose", None)
+        if dispose:
+            dispose()
+
+
+def load_yaml(src: str) -> Any:
+    """`yaml.load` with the safe loader, after `_prescan` bounded depth, aliases and size."""
+    _prescan(src)
+    return yaml.load(src, Loader=_Loader)
 
 
 def _frontmatter_handler() -> Any:
@@ -176,7 +258,13 @@ def parse_text(text: str, path: str) -> ParsedFile:
     if not m:
         raise MemoryFileError(path, 1, "no YAML frontmatter (the file must start with a '---' line)")
     try:
-        meta = yaml.load(m.group(1), Loader=_Loader)
+        meta = load_yaml(m.group(1))
+    except YAMLLimit as exc:
+        raise MemoryFileError(path, exc.line + 1, f"frontmatter refused: {exc.reason}") from None
+    except (RecursionError, OverflowError, MemoryError) as exc:
+        raise MemoryFileError(path, 2, f"frontmatter refused: {type(exc).__name__}") from None
+    except (ValueError, TypeError) as exc:  # yaml's constructors: e.g. `2026-13-45` as a date
+        raise MemoryFileError(path, 2, f"malformed YAML frontmatter: {str(exc)[:200]}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         line = mark.line + 2 if mark is not None else 1
@@ -200,23 +288,21 @@ def check_text(text: str) -> list[tuple[int, Problem]]:
     if _CONFLICT_RE.search(text) or not m:
         return []
     try:
-        meta = yaml.load(m.group(1), Loader=_Loader)
-    except yaml.YAMLError:
+        meta = load_yaml(m.group(1))
+    except (yaml.YAMLError, ValueError, TypeError, RecursionError, OverflowError, MemoryError):
         return []
     if not isinstance(meta, dict):
         return []
     return [(key_line(text, p.key) or 1, p) for p in validate({str(k): v for k, v in meta.items()})]
 
 
-def read_bytes_checked(path: Path, rel: str) -> bytes:
-    """Read a memory file, refusing huge or binary files before parsing."""
+def read_bytes_checked(path: Path | str, rel: str) -> bytes:
+    """Read a memory file, refusing symlinks, special files, huge or binary files before parsing
+    (a non-blocking, no-follow open: see `ccmemory.walk.read_regular`)."""
     try:
-        size = path.stat().st_size
-    except FileNotFoundError:
-        raise MemoryFileError(rel, None, "file disappeared while reading") from None
-    if size > MAX_FILE_BYTES:
-        raise MemoryFileError(rel, None, f"file is {size} bytes; memory files are limited to 1 MB")
-    data = path.read_bytes()
+        data = read_regular(path, MAX_FILE_BYTES)
+    except UnsafeFile as exc:
+        raise MemoryFileError(rel, None, str(exc)) from None
     if b"\x00" in data[:8192]:
         raise MemoryFileError(rel, None, "binary file (NUL bytes), not a markdown memory")
     return data
@@ -252,8 +338,14 @@ class Vault:
 
     # paths
     def rel(self, path: Path) -> str:
-        """Repo-relative POSIX path (how paths are stored in the index and shown to users)."""
-        return path.resolve().relative_to(self.root).as_posix() if path.is_absolute() else path.as_posix()
+        """Repo-relative POSIX path (how paths are stored in the index and shown to users).
+
+        Lexical (no symlink resolution, which would follow a hostile link out of the repo); a
+        path outside the root is returned as given rather than raising."""
+        if not path.is_absolute():
+            return path.as_posix()
+        p = Path(os.path.abspath(path))
+        return p.relative_to(self.root).as_posix() if p.is_relative_to(self.root) else p.as_posix()
 
     def abs(self, rel: str) -> Path:
         return self.root / rel
@@ -273,17 +365,18 @@ class Vault:
     def folder_for(self, mtype: str) -> Path:
         return self.dir / TYPES[mtype].folder
 
+    def walk(self) -> tuple[list[Entry], list[Skipped]]:
+        """Every memory file (`*.md` directly or nested inside a type folder) and every name that
+        was not read (symlinks, FIFOs...): the one walker (`ccmemory.walk`). Sorted by path."""
+        if os.path.islink(self.dir):
+            why = "symlink not followed (.ccmemory/ must be a real folder)"
+            return [], [Skipped(VAULT_DIR, "error", why)]
+        return walk(self.dir, VAULT_DIR, roots=FOLDER_TO_TYPE)
+
     def iter_paths(self) -> Iterator[Path]:
-        """Every memory file: `*.md` directly or nested inside a type folder. Sorted for stability."""
-        for folder in sorted(FOLDER_TO_TYPE):
-            base = self.dir / folder
-            if not base.is_dir():
-                continue
-            for dirpath, dirnames, filenames in os.walk(base):
-                dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-                for name in sorted(filenames):
-                    if name.endswith(".md") and not name.startswith("."):
-                        yield Path(dirpath) / name
+        """Every memory file's path (regular files only, see `walk`)."""
+        for entry in self.walk()[0]:
+            yield Path(entry.path)
 
     def is_memory_path(self, path: Path) -> bool:
         try:
@@ -311,7 +404,12 @@ class Vault:
         return self.folder_for(memory.type) / name
 
     def write_new(self, memory: Memory) -> Path:
-        """Create the memory's file; never overwrites (a numeric suffix is added on a name clash)."""
+        """Create the memory's file; never overwrites (a numeric suffix is added on a name clash).
+
+        Every field is redacted here (`redact_memory`): the one choke point all writers pass."""
+        from ccmemory.redact import redact_memory
+
+        memory = redact_memory(memory)
         problems = [p for p in validate(memory.to_frontmatter()) if p.level == "error"]
         if problems:
             raise ValueError("; ".join(p.message for p in problems))

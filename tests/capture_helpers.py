@@ -59,6 +59,8 @@ def make_repo(tmp_path: Path, name: str = "repo") -> Path:
 
 def hook_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CCMEMORY_", "ANTHROPIC_"))}
+    if os.environ.get("CCMEMORY_HOME"):  # the test's own personal vault (conftest._personal_home)
+        env["CCMEMORY_HOME"] = os.environ["CCMEMORY_HOME"]
     env.update(
         {
             "CCMEMORY_PROVIDER": "test",

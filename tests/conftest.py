@@ -6,7 +6,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -43,8 +43,23 @@ def repo(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _personal_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Tests never read or write the real personal vault (~/.config/ccmemory): the session gets
+    its own (session scope, so module-scoped servers inherit it; tests that write to a personal
+    vault set their own CCMEMORY_HOME)."""
+    home = tmp_path_factory.mktemp("personal-home")
+    before = os.environ.get("CCMEMORY_HOME")
+    os.environ["CCMEMORY_HOME"] = str(home)
+    yield home
+    if before is None:
+        os.environ.pop("CCMEMORY_HOME", None)
+    else:
+        os.environ["CCMEMORY_HOME"] = before
+
+
 def cli_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CCMEMORY_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CCMEMORY_") or k == "CCMEMORY_HOME"}
     env["PYTHONPATH"] = str(REPO_ROOT)
     env.update(extra or {})
     return env

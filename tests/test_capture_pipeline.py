@@ -54,7 +54,9 @@ def new_memory(repo: Path, mtype: str, title: str, body: str = "") -> Path:
     return repo / out.stdout.strip().splitlines()[-1]
 
 
-def test_plain_task_segment_skips_the_llm(tmp_path: Path) -> None:
+def test_every_substantive_segment_reaches_the_llm(tmp_path: Path) -> None:
+    """No regex gate: a plain task with no correction/preference signal still goes to the model;
+    only acknowledgements (and empty segments) stay out."""
     repo = make_repo(tmp_path)
     provider = TestProvider()
     seg = build(
@@ -65,8 +67,11 @@ def test_plain_task_segment_skips_the_llm(tmp_path: Path) -> None:
         ]
     )
     plan = planner(repo, provider).plan(seg, ctx(repo, "j1"))
-    assert provider.calls == [] and plan.memories == [] and not plan.llm_called
-    assert "no correction" in plan.notes[0]
+    assert len(provider.calls) == 1 and plan.llm_called
+    assert "multiplies two numbers" in provider.calls[0][1]
+    ack = build([{"k": "prompt", "text": "thanks!"}])
+    plan = planner(repo, provider).plan(ack, ctx(repo, "j1b"))
+    assert len(provider.calls) == 1 and not plan.llm_called and plan.notes == ["only acknowledgements"]
 
 
 def test_explicit_commands_need_no_llm(tmp_path: Path) -> None:
@@ -171,7 +176,7 @@ def test_rules_only_provider(tmp_path: Path) -> None:
     plan = p.plan(seg, ctx(repo, "j7"))
     got = sorted((m["type"], m["title"]) for m in plan.memories)
     assert got == [
-        ("correction", "Use pytest, not unittest"),
+        ("correction", "It's pytest, not unittest"),
         ("reference", "Reference: docs/adr-7.md"),
         ("reference", "Reference: https://12factor.net/config"),
     ]

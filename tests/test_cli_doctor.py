@@ -34,7 +34,7 @@ def test_doctor_sqlite(repo: Path, run_cli: RunCli) -> None:
     assert idx["counts"]["memories"] == 2 and idx["counts"]["by_status"] == {"curated": 2}
     assert [b["path"] for b in idx["invalid_files"]] == [".ccmemory/facts/2026-11-21-broken.md"]
     assert "server" not in idx
-    assert data["embedder"] == {"available": True, "name": "minilm-l6-int8-dq", "dim": 384}
+    assert data["embedder"] == {"available": True, "name": "minilm-l6-int8-rq", "dim": 384}
     assert data["capture"]["provider"]
     assert set(data["git_hooks"]["installed"]) == {"post-merge", "post-checkout", "post-rewrite"}
     text = run_cli(repo, "doctor").stdout

@@ -461,3 +461,52 @@ def test_related_ignores_crowded_topics_and_files(backend: tuple[Index, str], tm
         assert idx.related_by_topic_or_file(Filters(p), [a.id], limit=3) == expected[:3]
     finally:
         idx.clear(other)
+
+
+def test_projects_links_and_applies_to(backend: tuple[Index, str], tmp_path: Path) -> None:
+    """The cross-project capability (issue 18): projects, RELATED_TO links, APPLIES_TO."""
+    idx, p = backend
+    other, target = p + "-other", p + "-target"
+    root = init_git(tmp_path / "apply", ALICE)
+    (root / ".ccmemory").mkdir()
+    vault = Vault(root)
+    shared = make_memory("fact", "Log JSON lines", author=ALICE, created=ts(1), applies_to=[target, other])
+    path = vault.write_new(shared)
+    plain = vault.write_new(make_memory("fact", "Plain fact", author=ALICE, created=ts(2)))
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "curated")
+    git(root, "checkout", "-q", "-b", "wip")
+    draft = make_memory(
+        "decision", "Bob's draft for the target", author=BOB, created=ts(3), applies_to=[target]
+    )
+    vault.write_new(draft)
+    try:
+        reindex(vault, idx, p)
+        assert p in idx.projects()
+        assert [m.id for m in idx.applying_to(target, Filters(project=p))] == [draft.id, shared.id]
+        assert [m.id for m in idx.applying_to(target, Filters(project=p, viewer=ALICE))] == [shared.id]
+        assert [m.id for m in idx.applying_to(target, Filters(project=p, viewer=BOB))] == [
+            draft.id,
+            shared.id,
+        ]
+        assert [m.id for m in idx.applying_to(other, Filters(project=p, types=["fact"]))] == [shared.id]
+        assert idx.applying_to(p + "-nobody", Filters(project=p)) == []
+        assert idx.get(p, [shared.id])[0].fields["applies_to"] == [target, other]
+        assert p in idx.projects_applying_to(target) and p in idx.projects_applying_to(other)
+        assert p not in idx.projects_applying_to(p) and idx.projects_applying_to(p + "-nobody") == []
+        # links: stored once, read from either side, replaced as a whole
+        idx.link_projects(p, [(other, "technical"), (target, "business")])
+        assert idx.related_projects(p) == [(other, "technical"), (target, "business")]
+        assert idx.related_projects(other) == [(p, "technical")]
+        assert {other, target} <= set(idx.projects())
+        idx.link_projects(p, [(target, "shared_resource")])
+        assert idx.related_projects(p) == [(target, "shared_resource")]
+        assert idx.related_projects(other) == []
+        # an edited file drops its applies_to: the index follows
+        path.write_text(path.read_text().replace("applies_to:", "old_applies_to:"))
+        plain.touch()
+        reindex(vault, idx, p)
+        assert [m.id for m in idx.applying_to(target, Filters(project=p))] == [draft.id]
+        assert p not in idx.projects_applying_to(other)
+    finally:
+        idx.link_projects(p, [])

@@ -62,6 +62,8 @@ def test_enum_fields_checked_per_type() -> None:
     assert not [p for p in validate(ok) if p.level == "error"]
 
 
-def test_non_ulid_id_is_only_a_warning() -> None:
-    problems = validate({**BASE, "id": "my-hand-written-id"})
-    assert [p.level for p in problems] == ["warning"]
+def test_non_ulid_id_is_an_error() -> None:
+    # ids become page names and index keys: only the ULID form is accepted (docs/security.md)
+    for bad in ("my-hand-written-id", "../../../../tmp/victim/NOTES", "01HZZZZZZZZZZZZZZZZZZZZZZ/"):
+        problems = validate({**BASE, "id": bad})
+        assert [(p.level, p.key) for p in problems] == [("error", "id")], bad

@@ -1,8 +1,12 @@
 """Backfill: turn existing Claude Code transcripts into memories (`ccmemory import PATH`).
 
 Each human turn of a transcript is one segment, keyed by the session id and the uuid of the turn's
-first record. A done-marker per segment (`jobs/done/import-*.json`) plus deterministic memory ids
-make a second run a no-op; the duplicate check against existing memories catches the rest.
+first record. Consecutive segments of a session share one LLM call (up to `batch_segments` and
+`batch_chars`). A done-marker per segment, provider and extractor version
+(`jobs/done/import-<session>-<key>-<provider>-v<N>.json`) makes a second run a no-op; a rules
+import followed by an LLM import runs the LLM (a segment done by an LLM counts as done for the
+rules), and `force` ignores the markers. Deterministic memory ids and the duplicate check keep
+every re-run free of duplicates.
 Sub-agent files (`agent-*.jsonl`) are skipped: their "user" turns are the main agent's words.
 """
 
@@ -16,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ccmemory.capture import jobs
-from ccmemory.capture.extract import Context, Plan, Planner, apply_plan
+from ccmemory.capture.extract import EXTRACTOR_VERSION, Context, Planner, apply_plan
 from ccmemory.capture.paths import LocalPaths, safe_name
 from ccmemory.capture.providers.choose import Choice
 from ccmemory.capture.segment import build
@@ -45,6 +49,9 @@ class ImportReport:
     written: list[Path] = field(default_factory=list)
     duplicates: int = 0
     llm_calls: int = 0
+    input_tokens: int = 0
+    # per session: LLM calls and input tokens
+    sessions: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
 def transcript_files(path: Path) -> list[Path]:
@@ -95,6 +102,7 @@ def import_path(
     settings: CaptureSettings,
     store: Store,
     progress: Callable[[Iterator[SegmentJob], int], Any] | None = None,
+    force: bool = False,
 ) -> ImportReport:
     paths = LocalPaths(root)
     report = ImportReport()
@@ -105,10 +113,25 @@ def import_path(
     iterator: Any = progress(iter(work), len(work)) if progress else iter(work)
     if hasattr(iterator, "__enter__"):
         with iterator as bar:
-            _run(bar, root, paths, choice, settings, store, report)
+            _run(bar, root, paths, choice, settings, store, report, force)
     else:
-        _run(iterator, root, paths, choice, settings, store, report)
+        _run(iterator, root, paths, choice, settings, store, report, force)
     return report
+
+
+def _marker_base(job: SegmentJob) -> str:
+    return f"import-{safe_name(job.session, 60)}-{hashlib.sha256(job.key.encode()).hexdigest()[:20]}"
+
+
+def is_done(paths: LocalPaths, job: SegmentJob, choice: Choice) -> bool:
+    """Done with this extractor version by this kind of provider: any LLM marker satisfies an LLM
+    import; a rules (or none) import is satisfied by its own marker or an LLM's."""
+    found = [m.name for m in paths.done.glob(f"{_marker_base(job)}-*-v{EXTRACTOR_VERSION}.json")]
+    non_llm = ("rules", "none")
+    llm_done = any(not any(n.endswith(f"-{x}-v{EXTRACTOR_VERSION}.json") for x in non_llm) for n in found)
+    if choice.is_llm:
+        return llm_done
+    return llm_done or any(n.endswith(f"-{choice.name}-v{EXTRACTOR_VERSION}.json") for n in found)
 
 
 def _run(
@@ -119,16 +142,43 @@ def _run(
     settings: CaptureSettings,
     store: Store,
     report: ImportReport,
+    force: bool,
 ) -> None:
+    batch: list[tuple[SegmentJob, Any, Context]] = []
+    chars = 0
+
+    def flush() -> None:
+        nonlocal chars
+        if not batch:
+            return
+        session = batch[0][0].session
+        planner = Planner(store, choice, settings, Budget(paths, session, settings))
+        plans = planner.plan_batch([(seg, ctx) for _, seg, ctx in batch])
+        report.llm_calls += planner.calls
+        report.input_tokens += planner.input_tokens
+        per = report.sessions.setdefault(session, {"llm_calls": 0, "input_tokens": 0, "segments": 0})
+        per["llm_calls"] += planner.calls
+        per["input_tokens"] += planner.input_tokens
+        per["segments"] += len(batch)
+        for (job, _, _), plan in zip(batch, plans, strict=True):
+            report.duplicates += sum(1 for s in plan.skipped if s["reason"].startswith("duplicate"))
+            written, _ = apply_plan(plan, store)
+            report.written += written
+            name = f"{_marker_base(job)}-{safe_name(choice.name, 20)}-v{EXTRACTOR_VERSION}.json"
+            marker = paths.done / name
+            jobs.write_json(marker, {"key": job.key, "plan": plan.to_json()}, overwrite=True)
+        batch.clear()
+        chars = 0
+
     for job in items:
-        marker = (
-            paths.done / f"import-{safe_name(job.session, 60)}-"
-            f"{hashlib.sha256(job.key.encode()).hexdigest()[:20]}.json"
-        )
-        if marker.exists():
+        if not force and is_done(paths, job, choice):
             report.skipped_done += 1
             continue
         seg = build(job.events, job.cwd)
+        size = len(seg.to_text())
+        full = len(batch) >= settings.batch_segments or chars + size > settings.batch_chars
+        if batch and (batch[0][0].session != job.session or full or not choice.is_llm):
+            flush()
         ctx = Context(
             root=root,
             session=job.session,
@@ -138,10 +188,6 @@ def _run(
             created=job.created,
             source="import",
         )
-        planner = Planner(store, choice, settings, Budget(paths, job.session, settings))
-        plan: Plan = planner.plan(seg, ctx)
-        report.llm_calls += int(plan.llm_called)
-        report.duplicates += sum(1 for s in plan.skipped if s["reason"].startswith("duplicate"))
-        written, _ = apply_plan(plan, store)
-        report.written += written
-        jobs.write_json(marker, {"key": job.key, "plan": plan.to_json()}, overwrite=True)
+        batch.append((job, seg, ctx))
+        chars += size
+    flush()

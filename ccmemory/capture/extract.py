@@ -1,15 +1,22 @@
-"""Segment -> a plan of 0–5 new memories: validated, redacted, deduplicated, with `supersedes`.
+"""Segments -> a plan of new memories: validated, redacted, compared with what exists, linked.
 
 Planning is separate from writing: the worker stores the plan in the job file before writing any
 memory file, so a job killed half-way is finished from its plan without asking the LLM again and
-without writing a memory twice (plan ids are deterministic per job; existing ids are skipped).
+without writing a memory twice (plan ids are deterministic per job and extractor; existing ids are
+skipped).
 
-Duplicates: a candidate is dropped when an existing memory of the same type has the same
-normalised title, or a lexical similarity >= DUPLICATE (0.75) on title or title+body.
-Superseding: existing memories of the same type with similarity >= SUPERSEDE_MIN (0.3) are
-candidates; an LLM (the small signal model) confirms which ones the new memory replaces. Without an
-LLM only strong overlaps (>= SUPERSEDE_RULES, 0.5) of decisions, preferences, facts and
-corrections are taken. Only the NEW file gets `supersedes`; old files are never touched.
+What reaches the LLM: every substantive segment (anything but empty segments, explicit commands
+and bare acknowledgements). Signals annotate segments for the model; they never veto a call.
+Several segments can share one call (`plan_batch`, used by `import`); a per-session budget bounds
+the cost, and a segment over budget falls back to the rules.
+
+Comparing with what exists: the nearest memories come from the index's own hybrid search
+(`Store.nearest`) plus a lexical scan. With an LLM provider one cheap follow-up call classifies
+every close pair (duplicate / supersedes / distinct); without one, `polarity.classify` decides,
+stance first. An automatic capture that duplicates a memory is dropped; an explicit command
+(`/decision`, `/correction`, `/exception`, `/remember`) is never dropped: it supersedes what it
+reverses and is related to what it restates. Only the NEW file gets the links; old files are never
+touched. An exact replay (same job, same command) has the same id and is skipped.
 """
 
 from __future__ import annotations
@@ -22,37 +29,39 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ccmemory.capture import rules
+from ccmemory.capture import polarity, rules
 from ccmemory.capture.ids import stable_ulid
 from ccmemory.capture.providers.base import Completion, ProviderError
 from ccmemory.capture.providers.choose import Choice
 from ccmemory.capture.segment import Segment
 from ccmemory.capture.settings import CaptureSettings
-from ccmemory.capture.signals import STRONG, classify_all
-from ccmemory.capture.store import Store, similarity
+from ccmemory.capture.signals import classify_all
+from ccmemory.capture.store import Existing, Store
 from ccmemory.capture.usage import Budget
 from ccmemory.model import TYPES, Memory, Relation, format_timestamp, parse_timestamp, validate
 from ccmemory.redact import redact
 
 log = logging.getLogger("ccmemory.capture")
 
-DUPLICATE = 0.75
-SUPERSEDE_MIN = 0.3
-SUPERSEDE_RULES = 0.5
+# bump when extraction changes enough that an import should run again (done-markers key on it)
+EXTRACTOR_VERSION = 2
 MAX_TITLE = 120
 MAX_BODY = 4000
-_DECISIONISH = re.compile(
-    r"(?i)\b(decid\w*|chose|choose|instead of|trade-?off|went with|root cause|turns out|"
-    r"workaround|gotcha|because)\b"
+MAX_LINKS = 3
+_TRIVIAL = re.compile(
+    r"(?i)^\s*(?:ok(?:ay)?|k|thanks?(?:\s+you)?|ty|thx|yes|yep|yeah|no|nope|sure|go(?:\s+on|\s+ahead)?|"
+    r"continue|proceed|lgtm|perfect|great|nice|cool|done|good|next|y|n)\s*[.!]*\s*$"
 )
 
-SYSTEM_PROMPT = """You extract durable project memory from a Claude Code work segment.
-Return ONLY a JSON object: {"memories": [ ... ]} with 0 to MAXN items. An empty list is normal:
-most segments contain nothing a teammate would need in a future session. Never invent facts.
-Never copy secrets, tokens, passwords or personal data.
+SYSTEM_PROMPT = """You extract durable project memory from Claude Code work segments.
+The input holds one or more numbered segments. Return ONLY a JSON object: {"memories": [ ... ]}
+with 0 to MAXN items per segment; give each memory "segment": <its number>. An empty list is
+normal: most segments contain nothing a teammate would need in a future session. Never invent
+facts. Never copy secrets, tokens, passwords or personal data. Keep the user's stance exactly:
+what the user rejected is never what a memory recommends.
 
-Each memory: {"type": T, "title": "<= 100 chars, specific", "body": "1-5 sentences a teammate
-understands without the session", "topics": ["short-tag"], "files": ["repo/relative/path"],
+Each memory: {"segment": N, "type": T, "title": "<= 100 chars, specific", "body": "1-5 sentences a
+teammate understands without the session", "topics": ["short-tag"], "files": ["repo/relative/path"],
 "confidence": 0.0-1.0, "fields": {type-specific fields}}.
 Types and their fields:
 - correction: the user corrected a wrong belief. wrong_belief, right_belief,
@@ -68,12 +77,15 @@ Types and their fields:
 - question: an open or answered question. question, answer
 - pattern: a recurring approach. (no fields)
 - reference: a useful URL or document. uri, ref_type (url|file|doc)
-Prefer corrections and preferences (the user's own words) over things the assistant did.
-The user's signal in this segment: SIGNALS."""
+Prefer corrections, decisions and preferences (the user's own words) over things the assistant
+did. Each segment header lists signals a cheap rule saw; they are hints, not filters: judge every
+segment yourself."""
 
-SUPERSEDE_SYSTEM = """SUPERSEDE-CHECK. You decide whether a NEW project memory replaces older ones
-(same subject, and the new one changes, reverses or updates what the old one says). Related but
-compatible memories are NOT superseded. Return ONLY JSON: {"supersedes": ["<old id>", ...]}."""
+PAIR_SYSTEM = """SUPERSEDE-CHECK. For each NEW project memory and each OLD memory listed under it,
+decide: "duplicate" (says the same thing with the same stance), "supersedes" (same subject, and
+NEW reverses, replaces or updates OLD), or "distinct" (compatible or unrelated). A reversal is
+never a duplicate. Return ONLY JSON:
+{"pairs": [{"new": <n>, "old": "<old id>", "relation": "duplicate|supersedes|distinct"}]}."""
 
 
 @dataclass
@@ -115,25 +127,26 @@ class Plan:
         )
 
 
-# --- deciding whether to call an LLM -----------------------------------------------------------
+# --- which segments reach the LLM ---------------------------------------------------------------
 
 
-def worth_llm(seg: Segment, signals: list[str]) -> tuple[bool, str]:
-    """Skip segments with nothing worth extracting, without calling an LLM."""
+def substantive(seg: Segment) -> tuple[bool, str]:
+    """Whether a segment goes to the model. Content decides, never a signal: only empty segments,
+    explicit commands (handled without an LLM) and bare acknowledgements stay out."""
     if seg.is_empty():
         return False, "empty segment"
     prompts = [p for p in seg.prompts if not rules.is_explicit_prompt(p)]
-    if not prompts and not seg.errors and not seg.compact_summary:
-        return False, "only explicit commands"
-    if STRONG & set(signals):
-        return True, "user signal: " + ",".join(s for s in signals if s in STRONG)
+    if any(not _TRIVIAL.match(p) for p in prompts):
+        return True, "user prompt"
     if seg.errors or any(code not in (None, 0) for _, code in seg.commands):
         return True, "errors or failing commands"
     if seg.compact_summary:
         return True, "compaction summary"
-    if seg.files_modified and _DECISIONISH.search(seg.last_assistant):
-        return True, "changes with a stated reason"
-    return False, "no correction/preference/context signal, no errors, no stated decision"
+    if seg.files_modified or (seg.tool_calls and seg.last_assistant):
+        return True, "work done"
+    if prompts:
+        return False, "only acknowledgements"
+    return False, "only explicit commands"
 
 
 # --- parsing and validating candidates ---------------------------------------------------------
@@ -269,12 +282,23 @@ def memory_from_json(data: dict[str, Any]) -> Memory:
 # --- the planner ---------------------------------------------------------------------------------
 
 
+@dataclass
+class _Pending:
+    plan: int  # index of the plan (segment) it belongs to
+    memory: Memory
+    explicit: bool
+    near: list[Existing] = field(default_factory=list)
+    verdicts: dict[str, str] = field(default_factory=dict)  # old id -> relation
+
+
 class Planner:
     def __init__(self, store: Store, choice: Choice, settings: CaptureSettings, budget: Budget | None):
         self.store = store
         self.choice = choice
         self.settings = settings
         self.budget = budget
+        self.calls = 0  # LLM calls made by this planner
+        self.input_tokens = 0
 
     def _call(
         self, system: str, prompt: str, *, model: str, max_tokens: int, purpose: str
@@ -293,113 +317,191 @@ class Planner:
             if self.budget is not None:
                 self.budget.record(None, provider=self.choice.name, purpose=purpose, ok=False, note=str(exc))
             raise
+        self.calls += 1
+        self.input_tokens += completion.input_tokens
         if self.budget is not None:
             self.budget.record(completion, provider=self.choice.name, purpose=purpose, ok=True)
         return completion
 
     def plan(self, seg: Segment, ctx: Context) -> Plan:
-        plan = Plan(signals=classify_all(seg.prompts))
-        cands: list[tuple[dict[str, Any], str]] = [(c, "explicit") for c in rules.explicit(seg)]
-        worth, why = worth_llm(seg, plan.signals)
-        plan.notes.append(why)
+        return self.plan_batch([(seg, ctx)])[0]
+
+    def plan_batch(self, items: list[tuple[Segment, Context]]) -> list[Plan]:
+        """One plan per segment; the substantive segments share one extraction call."""
+        plans = [Plan(signals=classify_all(seg.prompts)) for seg, _ in items]
+        cands: list[list[tuple[dict[str, Any], str]]] = [
+            [(c, "explicit") for c in rules.explicit(seg)] for seg, _ in items
+        ]
+        send: list[int] = []
+        for i, (seg, _) in enumerate(items):
+            ok, why = substantive(seg)
+            plans[i].notes.append(why)
+            if ok:
+                send.append(i)
         if self.choice.name == "none":
             pass
-        elif self.choice.is_llm and worth:
-            llm_cands = self._extract_llm(seg, plan)
-            if llm_cands is None:  # over budget: fall back to rules
-                cands += [(c, "rules") for c in rules.corrections(seg)]
-            else:
-                cands += [(c, self.choice.name) for c in llm_cands]
-        elif not self.choice.is_llm:
-            cands += [(c, "rules") for c in rules.corrections(seg)]
-            cands += [(c, "rules") for c in rules.references(seg, ctx.root)]
-        limit = self.settings.max_memories_per_segment
-        explicit_count = sum(1 for _, how in cands if how == "explicit")
-        cands = cands[: max(limit, explicit_count)]
-        batch: list[Memory] = []
-        for index, (cand, how) in enumerate(cands):
-            mid = stable_ulid(f"{ctx.job_key}#{index}", int(ctx.created.timestamp() * 1000))
-            mem = to_memory(cand, ctx, mid, how)
-            if mem is None:
-                plan.skipped.append(
-                    {"title": str(cand.get("title", ""))[:100], "reason": "invalid candidate"}
-                )
-                continue
-            dup = self._duplicate_of(mem, batch)
-            if dup:
-                plan.skipped.append({"title": mem.title, "reason": f"duplicate of {dup}"})
-                continue
-            mem.supersedes = self._supersedes(mem)
-            batch.append(mem)
-        plan.memories = [memory_to_json(m) for m in batch]
-        return plan
+        elif self.choice.is_llm:
+            if send:
+                got = self._extract_llm([items[i][0] for i in send], [plans[i] for i in send])
+                for j, i in enumerate(send):
+                    if got is None:  # over budget: the rules, precision first
+                        cands[i] += self._rules(items[i][0], items[i][1])
+                    else:
+                        cands[i] += [(c, self.choice.name) for c in got[j]]
+        else:
+            for i, (seg, ctx) in enumerate(items):
+                cands[i] += self._rules(seg, ctx)
+        pending: list[_Pending] = []
+        for i, (_, ctx) in enumerate(items):
+            limit = self.settings.max_memories_per_segment
+            explicit_count = sum(1 for _, how in cands[i] if how == "explicit")
+            counters: dict[str, int] = {}
+            for cand, how in cands[i][: max(limit, explicit_count)]:
+                n = counters[how] = counters.get(how, -1) + 1
+                key = f"{ctx.job_key}#{n}" if how == "explicit" else f"{ctx.job_key}#{how}#{n}"
+                mid = stable_ulid(key, int(ctx.created.timestamp() * 1000))
+                mem = to_memory(cand, ctx, mid, how)
+                if mem is None:
+                    plans[i].skipped.append(
+                        {"title": str(cand.get("title", ""))[:100], "reason": "invalid candidate"}
+                    )
+                    continue
+                pending.append(_Pending(i, mem, how == "explicit"))
+        self._compare(pending, plans)
+        return plans
 
-    def _extract_llm(self, seg: Segment, plan: Plan) -> list[dict[str, Any]] | None:
+    @staticmethod
+    def _rules(seg: Segment, ctx: Context) -> list[tuple[dict[str, Any], str]]:
+        return [(c, "rules") for c in rules.corrections(seg) + rules.references(seg, ctx.root)]
+
+    def _extract_llm(self, segs: list[Segment], plans: list[Plan]) -> list[list[dict[str, Any]]] | None:
+        """Memories per segment from one call; None when over budget."""
         system = SYSTEM_PROMPT.replace("MAXN", str(self.settings.max_memories_per_segment))
-        system = system.replace("SIGNALS", ", ".join(plan.signals) or "task")
-        prompt = "Work segment:\n\n" + seg.to_text()
-        completion = self._call(system, prompt, model=self.settings.model, max_tokens=2000, purpose="extract")
+        parts = []
+        for n, (seg, plan) in enumerate(zip(segs, plans, strict=True), 1):
+            parts.append(f"### Segment {n} (signals: {', '.join(plan.signals) or 'task'})\n\n{seg.to_text()}")
+        prompt = "Work segments:\n\n" + "\n\n".join(parts)
+        completion = self._call(
+            system, prompt, model=self.settings.model, max_tokens=1500 + 500 * len(segs), purpose="extract"
+        )
         if completion is None:
-            plan.notes.append("over budget: rules only")
+            for plan in plans:
+                plan.notes.append("over budget: rules only")
             return None
-        plan.llm_called = True
+        for plan in plans:
+            plan.llm_called = True
+        out: list[list[dict[str, Any]]] = [[] for _ in segs]
         try:
-            return parse_reply(completion.text)
+            found = parse_reply(completion.text)
         except ValueError as exc:
-            plan.notes.append(f"provider reply unusable: {exc}")
+            for plan in plans:
+                plan.notes.append(f"provider reply unusable: {exc}")
             log.warning("provider reply unusable (%d chars): %s", len(completion.text), exc)
-            return []
+            return out
+        for cand in found:
+            seg_no = cand.get("segment")
+            index = seg_no - 1 if isinstance(seg_no, int) and 1 <= seg_no <= len(segs) else len(segs) - 1
+            out[index].append(cand)
+        return out
 
-    def _duplicate_of(self, mem: Memory, batch: list[Memory]) -> str | None:
-        norm = _norm_title(mem.title)
-        for other in batch:
-            if other.type == mem.type and (
-                _norm_title(other.title) == norm or similarity(other.title, mem.title) >= DUPLICATE
-            ):
-                return other.id
-        for existing, score in self.store.candidates(mem, limit=10):
-            if existing.id == mem.id:
-                return existing.id
-            if existing.type != mem.type:
+    # --- comparing with what exists ----------------------------------------------------------------
+    def _compare(self, pending: list[_Pending], plans: list[Plan]) -> None:
+        existing_ids = self.store.existing_ids()
+        live: list[_Pending] = []
+        for p in pending:
+            seen = p.memory.id if p.memory.id in existing_ids else None  # a job planned again
+            seen = seen or (self.store.replayed(p.memory) if p.explicit else None)
+            if seen:  # an exact replay: idempotent
+                why = f"already written ({seen})"
+                plans[p.plan].skipped.append({"title": p.memory.title, "reason": why})
                 continue
-            if _norm_title(existing.title) == norm or score >= DUPLICATE:
-                return existing.id
-        return None
+            p.near = [e for e in self.store.nearest(p.memory) if e.id != p.memory.id]
+            live.append(p)
+        asked = self._classify_llm(live) if self.choice.is_llm else False
+        batch: list[tuple[_Pending, Existing]] = []
+        for p in live:
+            mem = p.memory
+            for e in p.near:
+                if not asked or e.id not in p.verdicts:
+                    p.verdicts[e.id] = _rules_verdict(mem, e)
+            for earlier, as_existing in batch:  # memories planned just before this one
+                if earlier.memory.id != mem.id:
+                    p.verdicts.setdefault(as_existing.id, _rules_verdict(mem, as_existing))
+            dup = next((i for i, v in p.verdicts.items() if v == "duplicate"), None)
+            if dup and not p.explicit:
+                plans[p.plan].skipped.append({"title": mem.title, "reason": f"duplicate of {dup}"})
+                continue
+            mem.supersedes = [i for i, v in p.verdicts.items() if v == "supersedes"][:MAX_LINKS]
+            related = [(i, v) for i, v in p.verdicts.items() if v in ("duplicate", "related")]
+            mem.relations = [
+                Relation("RELATES_TO", i, "restates it" if v == "duplicate" else "same subject")
+                for i, v in related[:MAX_LINKS]
+            ]
+            batch.append((p, _as_existing(mem)))
+            plans[p.plan].memories.append(memory_to_json(mem))
 
-    def _supersedes(self, mem: Memory) -> list[str]:
-        cands = [
-            (e, s)
-            for e, s in self.store.candidates(mem, limit=10)
-            if e.type == mem.type and SUPERSEDE_MIN <= s < DUPLICATE and e.id != mem.id
-        ][:5]
-        if not cands:
-            return []
-        if self.choice.is_llm:
-            lines = [f"NEW: {mem.title}", f"NEW BODY: {mem.body[:600]}", ""]
-            for e, _ in cands:
-                lines.append(f"OLD {e.id}: {e.title}")
-                lines.append(f"OLD BODY {e.id}: {e.body.strip()[:400]}")
-            try:
-                completion = self._call(
-                    SUPERSEDE_SYSTEM,
-                    "\n".join(lines),
-                    model=self.settings.signal_model,
-                    max_tokens=200,
-                    purpose="supersede",
-                )
-            except ProviderError as exc:
-                log.info("supersede check failed, not superseding: %s", exc)
-                return []
-            if completion is not None:
-                try:
-                    obj = json.loads(re.sub(r"```(?:json)?", "", completion.text).strip())
-                    wanted = obj.get("supersedes") if isinstance(obj, dict) else None
-                except ValueError:
-                    wanted = None
-                allowed = {e.id for e, _ in cands}
-                return [i for i in wanted or [] if isinstance(i, str) and i in allowed][:3]
-        strong_types = ("decision", "preference", "fact", "correction")
-        return [e.id for e, s in cands if s >= SUPERSEDE_RULES and mem.type in strong_types][:3]
+    def _classify_llm(self, live: list[_Pending]) -> bool:
+        """One follow-up call for every close pair. False when not asked (nothing to ask, over
+        budget, provider error, unusable reply): the rules decide then."""
+        asked = [p for p in live if p.near]
+        if not asked:
+            return False
+        lines: list[str] = []
+        for n, p in enumerate(asked, 1):
+            lines += [f"NEW {n}: {p.memory.title}", f"NEW {n} BODY: {p.memory.body[:600]}"]
+            for e in p.near:
+                lines += [f"OLD {n} {e.id}: {e.title}", f"OLD {n} {e.id} BODY: {e.body.strip()[:400]}"]
+            lines.append("")
+        try:
+            completion = self._call(
+                PAIR_SYSTEM,
+                "\n".join(lines),
+                model=self.settings.signal_model,
+                max_tokens=60 + 40 * sum(len(p.near) for p in asked),
+                purpose="classify",
+            )
+        except ProviderError as exc:
+            log.info("pair check failed, rules decide: %s", exc)
+            return False
+        if completion is None:
+            return False
+        try:
+            obj = json.loads(re.sub(r"```(?:json)?", "", completion.text).strip())
+        except ValueError:
+            return False
+        if not isinstance(obj, dict):
+            return False
+        if isinstance(obj.get("supersedes"), list) and len(asked) == 1:  # the older, shorter answer
+            wanted = {str(i) for i in obj["supersedes"]}
+            for e in asked[0].near:
+                asked[0].verdicts[e.id] = "supersedes" if e.id in wanted else "distinct"
+            return True
+        pairs = obj.get("pairs")
+        if not isinstance(pairs, list):
+            return False
+        for pair in pairs:
+            if not isinstance(pair, dict):
+                continue
+            num, old, rel = pair.get("new"), str(pair.get("old", "")), str(pair.get("relation", ""))
+            if isinstance(num, int) and 1 <= num <= len(asked) and rel in polarity.RELATIONS:
+                p = asked[num - 1]
+                if any(e.id == old for e in p.near):
+                    p.verdicts[old] = rel
+        for p in asked:  # a pair the model left out: distinct
+            for e in p.near:
+                p.verdicts.setdefault(e.id, "distinct")
+        return True
+
+
+def _as_existing(mem: Memory) -> Existing:
+    return Existing(mem.id, mem.type, mem.title, mem.body + "\n" + mem.text_fields(), Path(), [], [])
+
+
+def _rules_verdict(mem: Memory, e: Existing) -> str:
+    new_text = f"{mem.title}\n{mem.body}\n{mem.text_fields()}"
+    wrong = str(mem.fields.get("wrong_belief") or "")
+    old_text = f"{e.title}\n{e.body}"
+    return polarity.classify(mem.type, mem.title, new_text, e.type, e.title, old_text, new_rejected=wrong)
 
 
 def _norm_title(title: str) -> str:

@@ -61,6 +61,16 @@ def loads(text: str) -> Any:
         raise DecodeError("not JSON") from None
     except ValueError as exc:  # json.JSONDecodeError from the C scanner
         raise DecodeError(str(exc)) from None
+    except SystemError:
+        # the C scanner reports a bad string (control character, bad escape) through
+        # json.decoder.JSONDecodeError; when `json` was never imported it returns NULL with no
+        # exception instead. Let the `json` package say what is wrong (a slow path, errors only).
+        import json
+
+        try:
+            return json.loads(text)
+        except ValueError as exc:
+            raise DecodeError(str(exc)) from None
     if text[end:].strip(_WS):
         raise DecodeError("extra data after the JSON value")
     return obj

@@ -62,7 +62,39 @@ def enqueue(
     return path if write_json(path, job, overwrite=False) else None
 
 
+STALE_TMP_SECONDS = 300  # no atomic write of a small job file takes this long
+_swept = False
+
+
+def sweep_tmp(paths: LocalPaths, now: float | None = None) -> int:
+    """Remove temp files (`.<name>.<pid>.<ns>.tmp`, ccmemory.atomic) that a killed writer left in
+    pending/, done/ and dead/. Only files older than STALE_TMP_SECONDS: a live writer's temp file
+    is never touched. Returns how many were removed."""
+    now = time.time() if now is None else now
+    removed = 0
+    for folder in (paths.pending, paths.done, paths.dead):
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            if not (entry.name.startswith(".") and entry.name.endswith(".tmp")):
+                continue
+            try:
+                st = entry.stat(follow_symlinks=False)
+                if entry.is_file(follow_symlinks=False) and now - st.st_mtime > STALE_TMP_SECONDS:
+                    os.unlink(entry.path)
+                    removed += 1
+            except OSError:
+                continue
+    return removed
+
+
 def pending(paths: LocalPaths) -> list[Path]:
+    global _swept
+    if not _swept:  # once per process (the worker): leftovers of a kill -9
+        _swept = True
+        sweep_tmp(paths)
     try:
         names = [p for p in paths.pending.iterdir() if p.suffix == ".json"]
     except FileNotFoundError:

@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ccmemory.capture.corrections import find as find_correction
 from ccmemory.capture.segment import Segment
 from ccmemory.capture.signals import classify
 
@@ -26,11 +27,6 @@ _URL = re.compile(r"https?://[^\s<>\"'`)\]]+")
 _DOC_PATH = re.compile(
     r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.(?:md|rst|txt|adoc|pdf))(?![\w/-])", re.IGNORECASE
 )
-_INSTEAD = re.compile(
-    r"(?i)\b(?:use|it'?s|it\s+is|should\s+be|we\s+use)\s+(.{2,80}?)\s*,?\s+(?:instead\s+of|"
-    r"rather\s+than|not)\s+(.{2,80}?)[.!]?$"
-)
-_DONT_USE = re.compile(r"(?i)\bdon'?t\s+use\s+(.{2,60}?)\s*[,;]\s*use\s+(.{2,60}?)[.!]?$")
 
 
 def _title(text: str, limit: int = 100) -> str:
@@ -152,36 +148,30 @@ def references(seg: Segment, root: Path | None) -> list[dict[str, Any]]:
 
 
 def corrections(seg: Segment) -> list[dict[str, Any]]:
+    """Corrections the user stated unmistakably (see `corrections.py`); unsure -> nothing."""
     out: list[dict[str, Any]] = []
     for prompt in seg.prompts:
-        if is_explicit_prompt(prompt) or "correction" not in classify(prompt):
+        if is_explicit_prompt(prompt):
             continue
-        for line in prompt.splitlines():
-            line = line.strip()
-            m = _INSTEAD.search(line)
-            right, wrong = (m.group(1), m.group(2)) if m else (None, None)
-            if m is None:
-                d = _DONT_USE.search(line)
-                if d:
-                    wrong, right = d.group(1), d.group(2)
-            if right and wrong:
-                out.append(
-                    {
-                        "type": "correction",
-                        "title": _title(f"Use {right.strip()}, not {wrong.strip()}"),
-                        "body": f"The user corrected the assistant:\n\n> {line}",
-                        "source": "llm",
-                        "confidence": 0.7,
-                        "topics": [],
-                        "files": [],
-                        "fields": {
-                            "wrong_belief": wrong.strip(),
-                            "right_belief": right.strip(),
-                            "severity": "significant",
-                        },
-                    }
-                )
-                break
+        found = find_correction(prompt)
+        if found is None:
+            continue
+        out.append(
+            {
+                "type": "correction",
+                "title": _title(found.title),
+                "body": f"The user corrected the assistant:\n\n> {found.line}",
+                "source": "llm",
+                "confidence": 0.7,
+                "topics": [],
+                "files": [],
+                "fields": {
+                    "wrong_belief": found.wrong,
+                    "right_belief": found.right,
+                    "severity": "significant",
+                },
+            }
+        )
     return _unique(out)
 
 

@@ -9,6 +9,8 @@ capture:
   max_llm_calls_per_session: 20
   max_tokens_per_session: 200000
   max_memories_per_segment: 5
+  batch_segments: 6           # import: segments of a session that share one extraction call
+  batch_chars: 24000          # ... as long as their text stays under this many characters
   worker:
     idle_seconds: 20
     max_attempts: 3
@@ -41,6 +43,8 @@ class CaptureSettings:
     max_llm_calls_per_session: int = 20
     max_tokens_per_session: int = 200_000
     max_memories_per_segment: int = 5
+    batch_segments: int = 6
+    batch_chars: int = 24_000
     context_enabled: bool = True
     context_budget_tokens: int = 1500
     worker_idle_seconds: float = 20.0
@@ -71,9 +75,12 @@ def _read_yaml(root: Path) -> tuple[dict[str, Any], dict[str, Any]]:
         return {}, {}
     import yaml
 
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+    from ccmemory.vault import YAMLLimit, load_yaml
+    from ccmemory.walk import read_regular
+
+    try:  # never follow a symlink, never block on a FIFO, bounded YAML (docs/security.md)
+        data = load_yaml(read_regular(path, 256 * 1024).decode("utf-8")) or {}
+    except (OSError, ValueError, TypeError, yaml.YAMLError, YAMLLimit):
         return {}, {}
     if not isinstance(data, dict):
         return {}, {}
@@ -99,6 +106,8 @@ def load(root: Path | None, env: dict[str, str] | None = None) -> CaptureSetting
     s.max_llm_calls_per_session = int(_num(raw.get("max_llm_calls_per_session"), 20))
     s.max_tokens_per_session = int(_num(raw.get("max_tokens_per_session"), 200_000))
     s.max_memories_per_segment = max(0, min(5, int(_num(raw.get("max_memories_per_segment"), 5))))
+    s.batch_segments = max(1, int(_num(raw.get("batch_segments"), 6)))
+    s.batch_chars = max(1000, int(_num(raw.get("batch_chars"), 24_000)))
     s.context_enabled = _bool(ctx.get("enabled", True), True)
     s.context_budget_tokens = int(_num(ctx.get("budget_tokens"), 1500))
     s.worker_idle_seconds = _num(wrk.get("idle_seconds"), 20.0)

@@ -1,6 +1,6 @@
 """Classify what the user's words signal: correction, preference, context, task, question,
-feedback. Cheap regex heuristics; extraction uses the result to skip segments with nothing worth
-remembering without calling an LLM, and tells the LLM what to look for."""
+feedback. Cheap regex heuristics. They annotate segments for the LLM (what to look for) and never
+decide whether a segment is sent: the model judges every substantive segment (extract.substantive)."""
 
 from __future__ import annotations
 

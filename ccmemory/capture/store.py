@@ -26,6 +26,7 @@ _STOP = frozenset(
 )
 _ID_LINE = re.compile(rb"^id:\s*['\"]?([0-9A-Za-z]+)['\"]?\s*$", re.MULTILINE)
 SCAN_LIMIT = 3000
+NEAR = 0.3  # lexical overlap from which a scanned file counts as near (same subject)
 
 
 def tokens(text: str) -> set[str]:
@@ -50,6 +51,9 @@ class Existing:
     path: Path
     topics: list[str]
     files: list[str]
+    session: str | None = None
+    source: str | None = None
+    supersedes: tuple[str, ...] = ()
 
 
 class Store:
@@ -105,38 +109,56 @@ class Store:
             self._cache = out
         return self._cache
 
-    def candidates(self, memory: Memory, limit: int = 10) -> list[tuple[Existing, float]]:
-        """Existing memories most similar to `memory`, best first, with a similarity in 0..1.
+    def replayed(self, memory: Memory) -> str | None:
+        """The id of an explicit memory of the same session with the same type, title and text:
+        the same command seen again (a re-run of the session's capture or an import after live
+        capture), not a new one."""
+        if not memory.session:
+            return None
+        key = (memory.session, memory.type, memory.title, memory.body + "\n" + memory.text_fields())
+        for e in self.all_memories():
+            if e.source in ("explicit", "import") and (e.session, e.type, e.title, e.body) == key:
+                return e.id
+        return None
 
-        Candidates come from the index's search when available plus a scan of the files; the score
-        is always the same lexical similarity, so decisions do not depend on the backend."""
-        query = f"{memory.title}\n{memory.body}"
-        pool: dict[str, Existing] = {e.id: e for e in self.all_memories()}
+    def nearest(self, memory: Memory, limit: int = 4) -> list[Existing]:
+        """The existing memories closest to `memory`: the index's own hybrid search first (what it
+        means, not only its words; superseded memories are left out by the search), then the
+        best lexical matches from a scan of the files. At most 2 x `limit`."""
+        query = f"{memory.title}\n{memory.body}"[:500]
+        out: dict[str, Existing] = {}
         svc = self.service()
         if svc is not None:
             try:
-                resp = svc.search(query[:500], limit=limit, mode="text", expand=False)
+                resp = svc.search(query, limit=limit, mode="hybrid", expand=False)
                 for hit in getattr(resp, "hits", []) or []:
                     found = getattr(hit, "memory", hit)
-                    hid, hpath = getattr(found, "id", None), getattr(found, "path", None)
-                    if hid and hid not in pool and hpath:
-                        path = self.vault.abs(str(hpath))
-                        try:
-                            pool[hid] = _existing(self.vault.read(path), path)
-                        except (MemoryFileError, OSError, ValueError):
-                            continue
+                    if found.id != memory.id and found.id not in out:
+                        out[found.id] = _from_indexed(found, self.vault)
             except Exception as exc:
                 log.info("service search failed, using files only: %s", exc)
+        query_text = f"{query}\n{memory.text_fields()}"
         scored = []
-        for e in pool.values():
-            title_sim = similarity(memory.title, e.title)
-            full_sim = similarity(query, f"{e.title}\n{e.body}")
-            scored.append((e, max(title_sim, full_sim)))
-        scored.sort(key=lambda t: -t[1])
-        return [t for t in scored[:limit] if t[1] > 0]
+        everything = self.all_memories()
+        replaced = {old for e in everything for old in e.supersedes}  # compare with what is current
+        for e in everything:
+            if e.id == memory.id or e.id in out or e.id in replaced:
+                continue
+            score = max(similarity(memory.title, e.title), similarity(query_text, f"{e.title}\n{e.body}"))
+            if score >= NEAR:
+                scored.append((score, e))
+        scored.sort(key=lambda t: -t[0])
+        for _, e in scored[:limit]:
+            out[e.id] = e
+        return list(out.values())[: 2 * limit]
 
     # --- writing ----------------------------------------------------------------------------------
     def record(self, memory: Memory) -> Path:
+        from ccmemory.personal import route_captured  # a rule about the user, not this repo
+
+        routed = route_captured(memory)
+        if routed is not None:
+            return routed
         svc = self.service()
         path: Path | None = None
         if svc is not None:
@@ -172,10 +194,10 @@ _ORDER = (
     "correction",
     "preference",
     "fact",
+    "gotcha",
     "exception",
     "decision",
     "failed_approach",
-    "gotcha",
     "pattern",
     "insight",
     "question",
@@ -185,6 +207,7 @@ _HEADINGS = {
     "correction": "Corrections (do not repeat these mistakes)",
     "preference": "Preferences",
     "fact": "Project facts",
+    "gotcha": "Gotchas (check before acting)",
     "exception": "Exceptions",
     "decision": "Recent decisions",
     "failed_approach": "Tried and failed (don't repeat)",
@@ -231,7 +254,18 @@ def _existing(mem: Memory, path: Path) -> Existing:
         path,
         list(mem.topics),
         list(mem.files),
+        mem.session,
+        mem.source,
+        tuple(mem.supersedes),
     )
+
+
+def _from_indexed(found: Any, vault: Vault) -> Existing:
+    from ccmemory.model import fields_text
+
+    body = f"{found.body}\n{fields_text(found.type, found.fields)}"
+    path = vault.abs(str(found.path))
+    return Existing(found.id, found.type, found.title, body, path, list(found.topics), list(found.files))
 
 
 def _has_id(path: Path, mid: str) -> bool:

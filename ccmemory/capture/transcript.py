@@ -41,44 +41,82 @@ class ReadResult:
     bad_lines: int = 0
 
 
+MAX_LINE_BYTES = 32 * 1024 * 1024  # one JSONL record; a longer line is skipped as bad
+MAX_KEPT_CHARS = 64 * 1024  # any string in a record beyond this keeps its head and tail only
+
+
+def _slim(value: Any) -> Any:
+    """Bound the memory a record holds: capture clips every text to a few thousand characters
+    (segment.MAX_*), so a 5 MB tool output is cut to its head and tail as soon as it is parsed."""
+    if isinstance(value, str):
+        if len(value) <= MAX_KEPT_CHARS:
+            return value
+        half = MAX_KEPT_CHARS // 2
+        return value[:half] + "\n…\n" + value[-half:]
+    if isinstance(value, dict):
+        return {k: _slim(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_slim(v) for v in value]
+    return value
+
+
 def read_records(
     path: Path, offset: int = 0, limit_bytes: int | None = None, *, complete: bool = False
 ) -> ReadResult:
     """Records from `offset` on. Only complete lines are consumed: a line still being written
     (no trailing newline yet) is left for the next call. Unparseable complete lines are skipped.
     `complete=True` (a finished file, e.g. on import) also takes an unterminated last line when it
-    parses."""
-    try:
-        with open(path, "rb") as fh:
-            fh.seek(offset)
-            data = fh.read() if limit_bytes is None else fh.read(limit_bytes)
-    except (FileNotFoundError, IsADirectoryError, PermissionError):
-        return ReadResult([], offset)
-    raw_len = len(data)
-    if complete and data and not data.endswith(b"\n"):
-        try:
-            json.loads(data[data.rfind(b"\n") + 1 :])
-            data += b"\n"
-        except ValueError:
-            pass
-    cut = data.rfind(b"\n")
-    if cut < 0:
-        return ReadResult([], offset)
+    parses. The file is streamed line by line (a 120 MB transcript is never held whole) and big
+    strings are slimmed as they are parsed (`_slim`)."""
     records: list[dict[str, Any]] = []
     bad = 0
-    for raw in data[: cut + 1].split(b"\n"):
-        if not raw.strip():
-            continue
-        try:
-            obj = json.loads(raw)
-        except ValueError:
-            bad += 1
-            continue
-        if isinstance(obj, dict):
-            records.append(obj)
-        else:
-            bad += 1
-    return ReadResult(records, min(offset + cut + 1, offset + raw_len), bad)
+    pos = offset
+    budget = limit_bytes if limit_bytes is not None else -1
+    try:
+        fh = open(path, "rb")  # noqa: SIM115 - closed by the `with` below; open errors handled here
+    except (FileNotFoundError, IsADirectoryError, PermissionError):
+        return ReadResult([], offset)
+    with fh:
+        fh.seek(offset)
+        while budget != 0:
+            want = MAX_LINE_BYTES + 1 if budget < 0 else min(budget, MAX_LINE_BYTES + 1)
+            raw = fh.readline(want)
+            if not raw:
+                break
+            if budget > 0:
+                budget -= len(raw)
+            if not raw.endswith(b"\n"):
+                if len(raw) > MAX_LINE_BYTES:  # an absurd line: skip to its end, count it bad
+                    skipped = len(raw)
+                    while True:
+                        more = fh.readline(1 << 20)
+                        skipped += len(more)
+                        if not more or more.endswith(b"\n"):
+                            break
+                    if not more:
+                        break  # unterminated: leave it for the next call
+                    pos += skipped
+                    bad += 1
+                    continue
+                if not (complete and fh.read(1) == b""):
+                    break  # a torn last line: left for the next call
+                try:
+                    json.loads(raw)
+                except ValueError:
+                    break
+            pos += len(raw)
+            if not raw.strip():
+                continue
+            try:
+                obj = json.loads(raw)
+            except ValueError:
+                bad += 1
+                continue
+            if isinstance(obj, dict):
+                records.append(_slim(obj))
+            else:
+                bad += 1
+    return ReadResult(records, pos, bad)
 
 
 def live_branch(records: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -219,9 +219,17 @@ def merge_events(spooled: list[dict[str, Any]], transcript: list[dict[str, Any]]
 
 
 def git_branch(root: Path) -> str | None:
-    head = root / ".git" / "HEAD"
+    """The checked-out branch, read from HEAD without running git. In a `git worktree` (or a
+    submodule) `.git` is a file `gitdir: <path>` naming the real git folder: follow it."""
+    dot_git = root / ".git"
     try:
-        text = head.read_text(encoding="utf-8").strip()
+        if dot_git.is_file():
+            line = dot_git.read_text(encoding="utf-8").strip()
+            if not line.startswith("gitdir:"):
+                return None
+            gitdir = Path(line[len("gitdir:") :].strip())
+            dot_git = gitdir if gitdir.is_absolute() else root / gitdir
+        text = (dot_git / "HEAD").read_text(encoding="utf-8").strip()
     except OSError:
         return None
     return text[len("ref: refs/heads/") :] if text.startswith("ref: refs/heads/") else None

@@ -12,6 +12,19 @@ import click
 from ccmemory.cli.common import display_path, emit_json, notice
 
 
+def check_rev(rev: str) -> None:
+    """Refuse what `--at` cannot mean, with a clear message instead of a raw git error."""
+    if not rev.strip():
+        raise click.ClickException("--at needs a revision: a tag, commit or branch (it was empty)")
+    if ".." in rev:
+        raise click.ClickException(
+            f"--at {rev}: one revision (a tag, commit or branch), not a range; "
+            "to compare two revisions use `ccmemory diff`"
+        )
+    if rev.startswith("-") or any(c in rev for c in "\x00\n\r"):
+        raise click.ClickException(f"--at {rev[:80]!r}: not a revision name")
+
+
 @contextmanager
 def service_at(rev: str, *, quiet: bool = False) -> Iterator[Any]:
     with snapshot_service(rev, quiet=quiet) as (svc, _commit):
@@ -24,9 +37,13 @@ def snapshot_service(rev: str, *, quiet: bool = False) -> Iterator[tuple[Any, st
     from ccmemory.lifecycle.timetravel import open_service_at
     from ccmemory.vault import VaultNotFound
 
+    check_rev(rev)
     try:
         svc, snap = open_service_at(None, rev)
-    except (VaultNotFound, GitError, ValueError) as exc:
+    except GitError as exc:
+        why = str(exc).splitlines()[-1][:200] if str(exc) else "git error"
+        raise click.ClickException(f"--at {rev}: no such revision ({why})") from None
+    except (VaultNotFound, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
     if not quiet:
         base = f"curated = in main at {snap.status_base[:10]}" if snap.status_base else "all curated"

@@ -56,6 +56,19 @@ def init_vault(root: Path) -> list[str]:
     return done
 
 
+def _in_git_dir(root: Path) -> bool:
+    """True in a bare repository or inside a `.git` folder, where init would write into git's data."""
+    from ccmemory import gitstate
+
+    if not root.is_dir():
+        return False
+    try:
+        out = gitstate.git(root, "rev-parse", "--is-inside-git-dir", check=False, timeout=10)
+    except gitstate.GitError:
+        return False
+    return out.strip() == "true"
+
+
 @click.command()
 @click.argument("path", required=False, type=click.Path(file_okay=False, path_type=Path))
 @click.option("--no-git-hooks", is_flag=True, help="Do not install the reindexing git hooks.")
@@ -71,6 +84,12 @@ def init(path: Path | None, no_git_hooks: bool) -> None:
     from ccmemory import gitstate
 
     root = (path or Path.cwd()).resolve()
+    if _in_git_dir(root):
+        bare = gitstate.git(root, "rev-parse", "--is-bare-repository", check=False, timeout=10).strip()
+        raise click.ClickException(
+            f"{root} is {'a bare git repository' if bare == 'true' else 'inside a .git folder'}: "
+            "ccmemory needs a working tree (run `ccmemory init` in a clone or a `git worktree`)"
+        )
     if path is None and gitstate.is_repo(root):
         root = Path(gitstate.git(root, "rev-parse", "--show-toplevel").strip())
     root.mkdir(parents=True, exist_ok=True)
@@ -129,6 +148,20 @@ def _parse_field(values: tuple[str, ...]) -> dict[str, Any]:
 @click.option("--confidence", type=click.FloatRange(0, 1), default=None)
 @click.option("--source", type=click.Choice(["manual", "explicit", "llm", "import"]), default="manual")
 @click.option("--json", "as_json", is_flag=True, help="Print id, path and status as JSON.")
+@click.option(
+    "--global",
+    "global_",
+    is_flag=True,
+    help="Write it to your personal vault ($CCMEMORY_HOME or ~/.config/ccmemory): a preference, "
+    "fact or correction that applies in every project.",
+)
+@click.option(
+    "--applies-to",
+    "applies_to",
+    multiple=True,
+    metavar="PROJECT",
+    help="Another project this memory also applies to (repeatable; shown in its context and search).",
+)
 def new(
     mtype: str,
     title: str,
@@ -141,6 +174,8 @@ def new(
     confidence: float | None,
     source: str,
     as_json: bool,
+    global_: bool = False,
+    applies_to: tuple[str, ...] = (),
 ) -> None:
     """Write one new memory file and print its path.
 
@@ -199,17 +234,38 @@ def new(
             supersedes=[full_id(s) for s in supersedes],
             relations=[Relation(r.type, full_id(r.target), r.reason) for r in rels],
             fields=own,
+            applies_to=list(dict.fromkeys(p.strip() for p in applies_to if p.strip())),
         )
+        from ccmemory.capture.linking import link_explicit
+
+        linked = link_explicit(svc, memory)  # never dropped: close memories are linked instead
         try:
-            rec = svc.record(memory)
+            rec = _record_global(memory) if global_ else svc.record(memory)
         except ValueError as exc:
             raise click.ClickException(str(exc)) from None
         if rec.notice:
             notice(rec.notice)
+        for line in linked:
+            notice(f"linked: {line}")
         if as_json:
             emit_json({"id": memory.id, "path": rec.path, "status": rec.status})
         else:
             click.echo(display_path(svc.vault.root, rec.path))
+
+
+def _record_global(memory: Memory) -> Any:
+    """`new --global`: the memory goes to the personal vault (ccmemory/personal.py)."""
+    from ccmemory import personal
+
+    if memory.type not in personal.CONTEXT_TYPES:
+        raise click.BadParameter(
+            f"the personal vault holds {', '.join(personal.CONTEXT_TYPES)}, not {memory.type}",
+            param_hint="--global",
+        )
+    memory.branch = None
+    rec = personal.record_global(memory)
+    rec.path = str(personal.home() / rec.path)
+    return rec
 
 
 @click.command()
@@ -219,7 +275,7 @@ def new(
 def show(ref: str, as_json: bool, at: str | None) -> None:
     """Show one memory by id, id prefix (≥ 4 characters) or file path, with what git and the
     index know about it: status, relations in both directions, what supersedes it."""
-    if at:
+    if at is not None:
         from ccmemory.cli.at import show_at
 
         return show_at(ref, at, as_json)
@@ -251,7 +307,13 @@ def show(ref: str, as_json: bool, at: str | None) -> None:
         if sup:
             click.secho(f"superseded by: {', '.join(sup)}", fg="yellow")
         click.echo("")
-        click.echo(path.read_text(encoding="utf-8") if path.exists() else m.body)
+        from ccmemory.walk import read_regular
+
+        try:  # the safe reader: no symlink followed, no FIFO blocking
+            text = read_regular(path).decode("utf-8", "replace")
+        except OSError:
+            text = m.body
+        click.echo(text)
         from ccmemory.model import REVERSE_NAMES
 
         for e in outgoing:
@@ -276,7 +338,7 @@ def check(as_json: bool, strict: bool, base: str | None) -> None:
     ids that are not ULIDs, memories that may be stale because their code changed a lot since)
     do not fail the check unless --strict. A possible secret in a memory file is an error.
     """
-    from ccmemory.checks import check_vault
+    from ccmemory.checks import Finding, check_vault
     from ccmemory.vault import Vault, VaultNotFound
 
     try:
@@ -287,10 +349,14 @@ def check(as_json: bool, strict: bool, base: str | None) -> None:
     from ccmemory.config import load_config
     from ccmemory.gitstate import GitError
     from ccmemory.lifecycle.review import lifecycle_findings
+    from ccmemory.personal import check_findings as personal_findings
 
     try:
+        cfg = load_config(vault.root)
+        findings += personal_findings(vault.root, cfg.user_id)  # overrides of personal-vault memories
+        findings += [Finding(".ccmemory/config.yaml", 1, "warning", msg) for msg in cfg.related_problems]
         findings = sorted(
-            findings + lifecycle_findings(vault, base, load_config(vault.root).raw),
+            findings + lifecycle_findings(vault, base, cfg.raw),
             key=lambda f: (f.path, f.line, f.level, f.message),
         )
     except (GitError, ValueError) as exc:
@@ -328,8 +394,18 @@ def reindex_cmd(full: bool, no_embed: bool, as_json: bool) -> None:
         bar.close()
         embedded, problem = 0, None
         if not no_embed:
-            ebar = Progress("embedding")
-            embedded, problem = svc.embed_missing(progress=ebar)
+            # The text phase is committed: full-text search works from here on, and an
+            # interrupted embedding keeps what it stored (the next reindex or search resumes).
+            ebar = Progress("embedding (full-text search is ready)")
+            try:
+                embedded, problem = svc.embed_missing(progress=ebar)
+            except KeyboardInterrupt:
+                ebar.close()
+                notice(
+                    f"embedding interrupted: {svc.vectors_pending} memories have no vector yet; "
+                    "full-text search is up to date (run `ccmemory reindex` to finish)"
+                )
+                raise SystemExit(130) from None
             ebar.close()
         if as_json:
             data = report.as_dict()
@@ -341,6 +417,8 @@ def reindex_cmd(full: bool, no_embed: bool, as_json: bool) -> None:
         else:
             for e in report.errors:
                 click.echo(f"{e.path}:{e.line or 1}: {e.reason}", err=True)
+            for sk in report.skipped:
+                click.echo(f"{sk.rel}:1: skipped: {sk.reason}", err=True)
             click.echo(
                 f"added {report.added}, updated {report.updated}, removed {report.removed}, "
                 f"unchanged {report.unchanged}, status changed {report.status_changed}, "

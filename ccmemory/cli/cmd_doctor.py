@@ -155,7 +155,20 @@ def gather(start: Path | None = None) -> tuple[dict[str, Any], bool]:
     report["embedder"] = _embedder_report(config)
     report["capture"] = _capture_report(vault.root)
     report["git_hooks"] = _hooks_report(vault.root)
+    report["cross_project"] = _cross_report(config, vault)
     return report, bool(report["index"]["ok"])
+
+
+def _cross_report(config: Any, vault: Any) -> dict[str, Any]:
+    """Related projects (related_to) and the personal vault (docs/cross-project.md)."""
+    from ccmemory.crossproject import status_report
+    from ccmemory.service import Service
+
+    try:
+        with Service(vault, config) as svc:
+            return status_report(svc)
+    except Exception as exc:  # the index report above already names an unreachable index
+        return {"related": [], "notices": [f"{type(exc).__name__}: {exc}"], "personal_vault": {}}
 
 
 def _text(r: dict[str, Any]) -> list[str]:
@@ -212,6 +225,15 @@ def _text(r: dict[str, Any]) -> list[str]:
         lines.append(f"  git hooks    {text}")
     else:
         lines.append(f"  git hooks    {hooks.get('note')}")
+    cross = r.get("cross_project") or {}
+    for rel in cross.get("related", []):
+        where = f"{rel['memories']} memories at {rel['source']}"
+        lines.append(f"  related      {rel['project']} ({rel['relation']}): {where}")
+    lines += [f"  related      note: {' '.join(n.split())}" for n in cross.get("notices", [])]
+    pv = cross.get("personal_vault") or {}
+    if pv:
+        state = f"{pv['memory_files']} memory file(s)" if pv["exists"] else "not created yet"
+        lines.append(f"  personal     {pv['path']} ({state})")
     return lines
 
 

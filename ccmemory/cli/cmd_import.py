@@ -18,10 +18,15 @@ import click
     default=None,
     help="Extraction provider (default: capture.provider from config, else auto).",
 )
+@click.option(
+    "--force", is_flag=True, help="Extract again even where this provider already imported a segment."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary.")
-def command(path: Path, provider: str | None, as_json: bool) -> None:
+def command(path: Path, provider: str | None, force: bool, as_json: bool) -> None:
     """Import a Claude Code transcript file, or every transcript in a projects folder
-    (e.g. ~/.claude/projects/<project>/). Running it twice creates no duplicates."""
+    (e.g. ~/.claude/projects/<project>/). Re-runnable: a segment is skipped once imported by the
+    same kind of provider and extractor version, so a rules import followed by an LLM import runs
+    the LLM; --force extracts again. No run creates duplicates."""
     from ccmemory.capture import settings as settings_mod
     from ccmemory.capture.backfill import import_path
     from ccmemory.capture.providers.choose import choose
@@ -47,7 +52,7 @@ def command(path: Path, provider: str | None, as_json: bool) -> None:
 
     try:
         report = import_path(
-            vault.root, path, choice=choice, settings=settings, store=store, progress=progress
+            vault.root, path, choice=choice, settings=settings, store=store, progress=progress, force=force
         )
     except FileNotFoundError as exc:
         raise click.ClickException(str(exc)) from None
@@ -60,6 +65,8 @@ def command(path: Path, provider: str | None, as_json: bool) -> None:
         "written": [vault.rel(p) for p in report.written],
         "duplicates_skipped": report.duplicates,
         "llm_calls": report.llm_calls,
+        "llm_input_tokens": report.input_tokens,
+        "sessions": report.sessions,
         "provider": choice.name,
     }
     if as_json:

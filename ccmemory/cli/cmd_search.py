@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import click
 
 from ccmemory.cli.common import display_path, emit_json, notice, parse_when, service
@@ -35,6 +38,12 @@ from ccmemory.model import TYPES
 @click.option("--explain", is_flag=True, help="Show each result's score parts.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array, best first.")
 @click.option("--at", metavar="REV", help="Search the memories as they stood at REV (tag, commit, branch).")
+@click.option(
+    "--cross-project",
+    is_flag=True,
+    help="Also search the related projects (related_to in .ccmemory/config.yaml); their hits are "
+    "labelled with their project.",
+)
 def search_cmd(
     query: str,
     types: tuple[str, ...],
@@ -49,6 +58,7 @@ def search_cmd(
     explain: bool,
     as_json: bool,
     at: str | None,
+    cross_project: bool = False,
 ) -> None:
     """Find memories by words and meaning. The query is plain text: quotes, *, -, AND, NEAR and
     parentheses are searched as words, never as query syntax.
@@ -59,7 +69,7 @@ def search_cmd(
     from ccmemory.cli.at import service_at
     from ccmemory.lifecycle.staleness import for_indexed
 
-    with service_at(at) if at else service() as svc:
+    with service_at(at) if at is not None else service() as svc:
         f = svc.filters(
             types=list(types) or None,
             topics=list(topics) or None,
@@ -69,9 +79,17 @@ def search_cmd(
             until=parse_when(until),
             include_superseded=include_superseded,
         )
+        if cross_project:
+            if at:
+                raise click.UsageError("--cross-project and --at cannot be combined")
+            _cross(svc, query, f, limit, mode, explain, as_json)
+            return
         resp = svc.search(query, f, limit=limit, mode=mode)
         for n in resp.notices:
             notice(n)
+        if as_json and resp.vectors_pending:  # stdout stays the array of hits
+            warming = {"semantic_warming_up": {"vectors_pending": resp.vectors_pending}}
+            click.echo(json.dumps(warming), err=True)
         stale = {} if at else for_indexed(svc.vault.root, [h.memory for h in resp.hits], svc.config.raw)
         if as_json:
             items = [h.to_dict(explain) for h in resp.hits]
@@ -95,6 +113,34 @@ def search_cmd(
             if explain:
                 parts = ", ".join(f"{k}={v:.4g}" for k, v in h.parts.items())
                 click.echo(f"        {parts}")
+
+
+def _cross(svc: Any, query: str, f: Any, limit: int, mode: str, explain: bool, as_json: bool) -> None:
+    """`search --cross-project`: home and related projects' hits, each foreign one labelled."""
+    from ccmemory.crossproject import cross_search
+
+    resp = cross_search(svc, query, f, limit=limit, mode=mode)
+    for n in resp.notices:
+        notice(n)
+    if as_json:
+        emit_json([c.to_dict(explain) for c in resp.hits])
+        return
+    if not resp.hits:
+        click.echo("no matching memories")
+        return
+    for c in resp.hits:
+        m = c.hit.memory
+        flag = "" if m.status == "curated" else click.style(" [developmental]", fg="yellow")
+        label = ""
+        if c.source is not None:
+            label = click.style(f"[{c.source.name} · {c.source.relation}] ", fg="cyan")
+        click.echo(f"{c.hit.score:.4f}  " + label + click.style(f"[{m.type}] {m.title}", bold=True) + flag)
+        where = display_path(svc.vault.root, m.path) if c.source is None else c.citation().get("file", m.path)
+        click.echo(f"        {m.id}  {where}")
+        if c.hit.via:
+            click.echo(f"        (related: {c.hit.via})")
+        if explain:
+            click.echo("        " + ", ".join(f"{k}={v:.4g}" for k, v in c.hit.parts.items()))
 
 
 @click.command("trace")

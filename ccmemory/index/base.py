@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
-from ccmemory.model import Memory, Relation, format_timestamp
+from ccmemory.model import Memory, Relation, format_timestamp, index_fields
 
 MAX_SHARED = 50
 
@@ -169,7 +169,7 @@ class IndexedMemory:
             source=memory.source,
             supersedes=list(memory.supersedes),
             relations=list(memory.relations),
-            fields=dict(memory.fields),
+            fields=index_fields(memory),
             hash=hash,
         )
 
@@ -288,6 +288,29 @@ class Index(Protocol):
     def vector_search(
         self, embedder: str, vector: Any, f: Filters, limit: int = 50
     ) -> list[tuple[str, float]]: ...
+
+    # --- projects (the cross-project capability; see crossproject.py) ----------------------------
+    def projects(self) -> list[str]:
+        """Names of the projects this index holds memories or links of, sorted."""
+        ...
+
+    def link_projects(self, project: str, links: Sequence[tuple[str, str]]) -> None:
+        """Replace `project`'s RELATED_TO links by (other project, relation) pairs (from config)."""
+        ...
+
+    def related_projects(self, project: str) -> list[tuple[str, str]]:
+        """(other project, relation) linked with `project` in either direction, sorted by name."""
+        ...
+
+    def applying_to(self, target: str, f: Filters, limit: int = 50) -> list[IndexedMemory]:
+        """Memories of `f.project` (under `f`) whose `applies_to` names project `target`,
+        ordered like `query` (the APPLIES_TO edge on Neo4j)."""
+        ...
+
+    def projects_applying_to(self, target: str) -> list[str]:
+        """Other projects holding a memory whose `applies_to` names `target`, sorted (one query
+        instead of one `applying_to` per project)."""
+        ...
 
     def close(self) -> None: ...
 

@@ -9,7 +9,8 @@ Graph model (every node carries `project`, so one server holds many projects):
 - `(:Memory)-[:SUPERSEDES|DEPENDS_ON|... {reason}]->(:Ident)`: the typed relations, stored in the
   direction written in the newer file; reverse names are derived at query time.
 - `(:Memory)-[:ABOUT]->(:Topic)`, `-[:TOUCHES]->(:File)`, `-[:CAPTURED_IN]->(:Session)`,
-  `-[:AUTHORED_BY]->(:Author)`, `-[:IN_PROJECT]->(:Project)`.
+  `-[:AUTHORED_BY]->(:Author)`, `-[:IN_PROJECT]->(:Project)`, `-[:APPLIES_TO]->(:Project)` (its
+  `applies_to`); `(:Project)-[:RELATED_TO {relation}]->(:Project)` from `related_to` in config.
 - `(:MemoryFile {project, scope, path, mtime_ns, size, hash, mem_id, error, status, author_git,
   ...})`: what sync saw in one clone. `scope` is the indexing user's id (`Config.user_id`, "" when
   unknown), so each team member's reindex owns its own file records: `file_states`, `apply`,
@@ -60,6 +61,7 @@ from ccmemory.index.base import (
 )
 from ccmemory.index.query import lucene_query
 from ccmemory.model import (
+    APPLIES_TO,
     RELATION_TYPES,
     TYPES,
     Memory,
@@ -394,6 +396,7 @@ class Neo4jIndex:
         # 2. build the rows of the winners
         mems: list[dict[str, Any]] = []
         edges: list[dict[str, Any]] = []
+        applies: list[dict[str, Any]] = []  # APPLIES_TO (:Project) targets of each memory
         derived: dict[str, tuple[str, str | None]] = {}
         for mem_id in ids:
             win = winners.get(mem_id)
@@ -404,6 +407,9 @@ class Neo4jIndex:
             im = IndexedMemory.from_payload(d, path=path, status=status, project=project, hash=fhash)
             git_author = None if im.author else adder
             derived[im.id] = (im.status, git_author)
+            targets = sorted({str(t) for t in im.fields.get(APPLIES_TO) or [] if str(t) != project})
+            if targets:
+                applies.append({"id": im.id, "targets": targets})
             conf = None if im.confidence is None else float(im.confidence)
             author = im.author or git_author
             mems.append(
@@ -513,6 +519,14 @@ class Neo4jIndex:
                     p=project,
                     rows=rows,
                 ).consume()
+        if applies:
+            tx.run(
+                "UNWIND $rows AS row MATCH (n:Ident {project: $p, id: row.id}) "
+                "USING INDEX n:Ident(project, id) "
+                "UNWIND row.targets AS t MERGE (pr:Project {name: t}) CREATE (n)-[:APPLIES_TO]->(pr)",
+                p=project,
+                rows=applies,
+            ).consume()
         # 4. ids that are neither memories nor relation targets any more disappear
         tx.run(
             f"UNWIND $ids AS id MATCH (n:Ident {{project: $p, id: id}}) {_HINT_IDENT} "
@@ -1042,3 +1056,55 @@ class Neo4jIndex:
                 **params,
             )
         return [(r["id"], round(2.0 * float(r["s"]) - 1.0, 6)) for r in rows]
+
+    # --- projects -----------------------------------------------------------------------------
+    @_wrap_errors
+    def projects(self) -> list[str]:
+        return [r["name"] for r in self._read("MATCH (p:Project) RETURN p.name AS name ORDER BY name")]
+
+    @_wrap_errors
+    def link_projects(self, project: str, links: Sequence[tuple[str, str]]) -> None:
+        rows = [{"other": o, "relation": r} for o, r in links if o != project]
+        with self._session() as s:
+            s.run(
+                "MERGE (a:Project {name: $p}) WITH a "
+                "CALL (a) { MATCH (a)-[r:RELATED_TO]->() DELETE r } "
+                "WITH a UNWIND $rows AS row MERGE (b:Project {name: row.other}) "
+                "CREATE (a)-[:RELATED_TO {relation: row.relation}]->(b)",
+                p=project,
+                rows=rows,
+            ).consume()
+
+    @_wrap_errors
+    def related_projects(self, project: str) -> list[tuple[str, str]]:
+        rows = self._read(
+            "MATCH (a:Project {name: $p})-[r:RELATED_TO]-(b:Project) WHERE b.name <> $p "
+            "RETURN b.name AS name, r.relation AS relation ORDER BY name, relation",
+            p=project,
+        )
+        out: dict[str, str] = {}
+        for r in rows:
+            out.setdefault(r["name"], r["relation"])
+        return sorted(out.items())
+
+    @_wrap_errors
+    def applying_to(self, target: str, f: Filters, limit: int = 50) -> list[IndexedMemory]:
+        where, params = self._where(f)
+        rows = self._read(
+            "MATCH (m:Memory {project: $p})-[:APPLIES_TO]->(:Project {name: $target}) "
+            f"WHERE {where} RETURN {_RETURN_MEMORY} ORDER BY m.created DESC, m.id DESC LIMIT $limit",
+            p=f.project,
+            target=target,
+            limit=limit,
+            **params,
+        )
+        return [_row(r) for r in rows]
+
+    @_wrap_errors
+    def projects_applying_to(self, target: str) -> list[str]:
+        rows = self._read(
+            "MATCH (m:Memory)-[:APPLIES_TO]->(:Project {name: $t}) WHERE m.project <> $t "
+            "RETURN DISTINCT m.project AS name ORDER BY name",
+            t=target,
+        )
+        return [r["name"] for r in rows]

@@ -28,7 +28,7 @@ from ccmemory.index.base import (
     text_hash,
 )
 from ccmemory.index.query import fts_query
-from ccmemory.model import Memory, fields_text, format_timestamp, normalise_topic
+from ccmemory.model import Memory, fields_text, format_timestamp, index_fields, normalise_topic
 
 SCHEMA_VERSION = 2
 _SCHEMA = """
@@ -59,6 +59,8 @@ CREATE TABLE IF NOT EXISTS mem_files(project TEXT NOT NULL, mem_id TEXT NOT NULL
 CREATE INDEX IF NOT EXISTS mem_files_file ON mem_files(project, file, mem_id);
 CREATE VIRTUAL TABLE IF NOT EXISTS memory_fts USING fts5(
   title, body, fields, tokenize = 'porter unicode61 remove_diacritics 2');
+CREATE TABLE IF NOT EXISTS project_links(project TEXT NOT NULL, other TEXT NOT NULL,
+  relation TEXT NOT NULL, PRIMARY KEY(project, other));
 CREATE TABLE IF NOT EXISTS vectors(
   embedder TEXT NOT NULL, text_hash TEXT NOT NULL, dim INTEGER NOT NULL, vec BLOB NOT NULL,
   PRIMARY KEY(embedder, text_hash));
@@ -84,7 +86,7 @@ def memory_payload(memory: Memory) -> str:
         "source": memory.source,
         "supersedes": memory.supersedes,
         "relations": [r.to_dict() for r in memory.relations],
-        "fields": memory.fields,
+        "fields": index_fields(memory),
     }
     return json.dumps(data, default=str, ensure_ascii=False, sort_keys=True)
 
@@ -105,30 +107,164 @@ def _superseded_sql(viewer: str | None) -> tuple[str, list[Any]]:
     return sql, params
 
 
+def _is_corrupt(exc: sqlite3.DatabaseError) -> bool:
+    """Corruption (not a database, malformed image), as opposed to e.g. 'database is locked'."""
+    text = str(exc).lower()
+    return "not a database" in text or "malformed" in text or "file is encrypted" in text
+
+
+def _alive(pid: int) -> bool:
+    import os
+
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def _remove_db_files(path: str) -> None:
+    import os
+
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path + suffix)
+
+
+def _move_aside(path: str) -> str:
+    """Rename a corrupt database (and its -wal/-shm) to `<path>.corrupt-<time>`; never deletes."""
+    import os
+    import time
+
+    target = f"{path}.corrupt-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        with contextlib.suppress(FileNotFoundError):
+            os.replace(path + suffix, target + suffix)
+    return target
+
+
 class SQLiteIndex:
     backend = "sqlite"
 
     def __init__(self, path: Path | str):
         self.location = str(path)
+        self.moved_aside: str | None = None  # where a corrupt file was moved (docs/security.md)
         if str(path) != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         try:
-            self.db = sqlite3.connect(str(path), timeout=30, isolation_level=None, check_same_thread=False)
-            self.db.execute("PRAGMA busy_timeout = 30000")
-            self.db.execute("PRAGMA journal_mode = WAL")
-            self.db.execute("PRAGMA synchronous = NORMAL")
-            self.db.execute("PRAGMA foreign_keys = OFF")
-            self._ensure_schema()
+            self._connect()
         except sqlite3.DatabaseError as exc:
-            raise IndexError_(
-                f"SQLite index {self.location} cannot be opened: {exc}. It is a cache: delete it "
-                "and run `ccmemory reindex` to rebuild it from the memory files."
-            ) from None
+            if not _is_corrupt(exc) or self.location == ":memory:":
+                raise IndexError_(
+                    f"SQLite index {self.location} cannot be opened: {exc}. It is a cache: delete it "
+                    "and run `ccmemory reindex` to rebuild it from the memory files."
+                ) from None
+            # not a database / malformed: it is a cache, so move it aside and start empty;
+            # `ccmemory reindex` refills it from the files
+            with contextlib.suppress(Exception):
+                self.db.close()
+            self.moved_aside = _move_aside(self.location)
+            self._connect()
         self._lock = threading.RLock()
         # (project, embedder) -> [stamp, ids, matrix, mask of not-superseded rows or None]
         self._vec_cache: dict[tuple[str, str], list[Any]] = {}
 
+    @classmethod
+    def open_readonly(cls, path: Path | str) -> SQLiteIndex:
+        """Another repository's index, opened read-only (cross-project search): nothing is
+        created, migrated or written. Raises IndexError_ naming the file when it cannot be used."""
+        self = cls.__new__(cls)
+        self.location = str(path)
+        if not Path(path).is_file():
+            raise IndexError_(f"no index at {path}")
+        try:
+            uri = Path(path).resolve().as_uri() + "?mode=ro"
+            self.db = sqlite3.connect(
+                uri, uri=True, timeout=30, isolation_level=None, check_same_thread=False
+            )
+            self.db.execute("PRAGMA busy_timeout = 30000")
+            row = self.db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise IndexError_(f"SQLite index {path} cannot be read: {exc}") from None
+        if row is None or int(row[0]) != SCHEMA_VERSION:
+            self.db.close()
+            raise IndexError_(f"SQLite index {path} was built by another ccmemory version")
+        self._lock = threading.RLock()
+        self._vec_cache = {}
+        return self
+
     # --- plumbing -----------------------------------------------------------------------------
+    def _connect(self) -> None:
+        self.db = sqlite3.connect(self.location, timeout=30, isolation_level=None, check_same_thread=False)
+        self.db.execute("PRAGMA busy_timeout = 30000")
+        self.db.execute("PRAGMA journal_mode = WAL")
+        self.db.execute("PRAGMA synchronous = NORMAL")
+        self.db.execute("PRAGMA foreign_keys = OFF")
+        self._ensure_schema()
+
+    # --- full rebuild beside the live file (issue 19) ------------------------------------------
+    def healthy(self) -> bool:
+        """`PRAGMA quick_check` says ok (run by `reindex --full` only: it reads every page)."""
+        try:
+            row = self.db.execute("PRAGMA quick_check(1)").fetchone()
+        except sqlite3.DatabaseError as exc:
+            if not _is_corrupt(exc):
+                raise
+            return False
+        return bool(row) and row[0] == "ok"
+
+    def reset_corrupt(self) -> str | None:
+        """Close, move the (corrupt) file aside and reopen empty. Returns where it went."""
+        if self.location == ":memory:":
+            return None
+        with self._lock:
+            with contextlib.suppress(Exception):
+                self.db.close()
+            self.moved_aside = _move_aside(self.location)
+            self._connect()
+            self._vec_cache.clear()
+            return self.moved_aside
+
+    def fresh_beside(self, project: str) -> SQLiteIndex | None:
+        """An empty index in a temp file next to this one, for `reindex --full` to fill while
+        readers keep using the live file; None when that is not possible (an in-memory index, or
+        a file that also holds other projects' rows, which a swap would drop)."""
+        if self.location == ":memory:":
+            return None
+        others = self.db.execute("SELECT 1 FROM files WHERE project != ? LIMIT 1", (project,)).fetchone()
+        if others:
+            return None
+        import glob
+        import os
+
+        for old in glob.glob(glob.escape(self.location) + ".rebuild-*"):  # left by a killed rebuild
+            pid = old.rsplit("-", 1)[-1]
+            if pid.isdigit() and not _alive(int(pid)):
+                _remove_db_files(old)
+        tmp = f"{self.location}.rebuild-{os.getpid()}"
+        _remove_db_files(tmp)
+        fresh = SQLiteIndex(tmp)
+        # embeddings are keyed by content hash, not by project: keep them (no re-embedding)
+        with contextlib.suppress(sqlite3.DatabaseError):
+            fresh.db.execute("ATTACH DATABASE ? AS live", (self.location,))
+            try:
+                fresh.db.execute("INSERT OR IGNORE INTO main.vectors SELECT * FROM live.vectors")
+            finally:
+                fresh.db.execute("DETACH DATABASE live")
+        return fresh
+
+    def swap_in(self, fresh: SQLiteIndex) -> None:
+        """Replace this index's content with `fresh`'s in one SQLite transaction (the backup API
+        holds the write lock; WAL readers see the old or the new index, never a half-built one),
+        then delete the temp file. A kill before this point leaves the live index untouched."""
+        with self._lock:
+            fresh.db.backup(self.db)
+            self._vec_cache.clear()
+        fresh.close()
+        _remove_db_files(fresh.location)
+
     def _ensure_schema(self) -> None:
         row = None
         with contextlib.suppress(sqlite3.OperationalError):
@@ -740,3 +876,50 @@ class SQLiteIndex:
         out = [(ids[i], round(float(scores[i]), 6)) for i in top if np.isfinite(scores[i])]
         out.sort(key=lambda t: (-t[1], t[0]))
         return out
+
+    # --- projects -----------------------------------------------------------------------------
+    def projects(self) -> list[str]:
+        rows = self.db.execute(
+            "SELECT project FROM files UNION SELECT project FROM project_links"
+            " UNION SELECT other FROM project_links ORDER BY 1"
+        ).fetchall()
+        return [r[0] for r in rows]
+
+    def link_projects(self, project: str, links: Sequence[tuple[str, str]]) -> None:
+        def work(db: sqlite3.Connection) -> None:
+            db.execute("DELETE FROM project_links WHERE project = ?", (project,))
+            db.executemany(
+                "INSERT OR REPLACE INTO project_links(project, other, relation) VALUES (?,?,?)",
+                [(project, other, rel) for other, rel in links if other != project],
+            )
+
+        self._write(work)
+
+    def related_projects(self, project: str) -> list[tuple[str, str]]:
+        rows = self.db.execute(
+            "SELECT other, relation FROM project_links WHERE project = ?"
+            " UNION SELECT project, relation FROM project_links WHERE other = ? ORDER BY 1, 2",
+            (project, project),
+        ).fetchall()
+        out: dict[str, str] = {}
+        for other, rel in rows:
+            out.setdefault(other, rel)
+        return sorted(out.items())
+
+    def applying_to(self, target: str, f: Filters, limit: int = 50) -> list[IndexedMemory]:
+        where, params = self._where(f)
+        rows = self.db.execute(
+            f"SELECT {self._COLS} FROM memories m WHERE {where} AND m.fields LIKE '%applies_to%'"
+            " AND EXISTS (SELECT 1 FROM json_each(m.fields, '$.applies_to') j WHERE j.value = ?)"
+            " ORDER BY m.created DESC, m.id DESC LIMIT ?",
+            [*params, target, limit],
+        ).fetchall()
+        return [self._row(r) for r in rows]
+
+    def projects_applying_to(self, target: str) -> list[str]:
+        rows = self.db.execute(
+            "SELECT DISTINCT m.project FROM memories m WHERE m.project != ? AND m.fields LIKE '%applies_to%'"
+            " AND EXISTS (SELECT 1 FROM json_each(m.fields, '$.applies_to') j WHERE j.value = ?) ORDER BY 1",
+            (target, target),
+        ).fetchall()
+        return [r[0] for r in rows]

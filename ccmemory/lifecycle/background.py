@@ -74,7 +74,7 @@ def _reindex_once(root: Path, local: Path, embed: bool) -> None:
             for e in report.errors:
                 msg += f"\n    {e.path}:{e.line or 1}: {e.reason}"
             _log(local, msg)
-            if embed and (report.added or report.updated):  # no model load when nothing is new
+            if embed:  # the model loads only when a vector is missing
                 done, problem = svc.embed_missing()
                 if done or problem:
                     _log(local, f"embedded {done}" + (f" ({problem})" if problem else ""))

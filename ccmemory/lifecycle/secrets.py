@@ -29,6 +29,8 @@ _BUILTIN: list[tuple[str, re.Pattern[str]]] = [
     ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
     ("url_password", re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s:/@]+:([^\s@/]{3,})@[^\s]+", re.IGNORECASE)),
 ]
+# ccmemory's own redaction markers: a memory captured with a redacted password is not a leak
+_MARKER = re.compile(r"\[REDACTED:[a-z0-9_]{1,40}\]")
 _PLACEHOLDER = re.compile(r"^(?:\*+|x+|\.\.\.|<[^>]*>|\$\{?[A-Z_]+\}?|password|pass|secret|changeme)$", re.I)
 
 
@@ -45,6 +47,22 @@ def _builtin(text: str) -> list[SecretHit]:
     return sorted(hits, key=lambda h: (h.start, h.end))
 
 
+def _own_markers(text: str, hits: list[SecretHit]) -> list[SecretHit]:
+    """`hits` without those that are (inside) one of our `[REDACTED:kind]` markers."""
+    if "[REDACTED:" not in text:
+        return hits
+    spans = [(m.start(), m.end()) for m in _MARKER.finditer(text)]
+    out = []
+    for h in hits:
+        value = text[h.start : h.end].strip("\"'")
+        if _MARKER.fullmatch(value) or any(s <= h.start and h.end <= e for s, e in spans):
+            continue
+        if value and not _MARKER.sub("", value).strip("\"' "):
+            continue  # only markers
+        out.append(h)
+    return out
+
+
 def detector_name() -> str:
     try:
         from ccmemory.redact import find_secrets  # noqa: F401  # type: ignore[import-not-found,unused-ignore]
@@ -57,7 +75,7 @@ def find_secrets(text: str) -> list[SecretHit]:
     try:
         from ccmemory.redact import find_secrets as shared  # type: ignore[import-not-found,unused-ignore]
     except ImportError:
-        return _builtin(text)
+        return _own_markers(text, _builtin(text))
     out = []
     for f in shared(text):
         if f.kind == "private":  # <private> sections are a capture rule, not a leaked secret
@@ -66,4 +84,4 @@ def find_secrets(text: str) -> list[SecretHit]:
     # the built-in shapes too: a secret either detector knows is reported
     seen = {(h.start, h.end) for h in out}
     out += [h for h in _builtin(text) if not any(s <= h.start < e for s, e in seen)]
-    return sorted(out, key=lambda h: (h.start, h.end))
+    return sorted(_own_markers(text, out), key=lambda h: (h.start, h.end))

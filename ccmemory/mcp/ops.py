@@ -346,8 +346,18 @@ def record(
         relations=rels,
         fields=own,
     )
+    from ccmemory import personal
+    from ccmemory.capture.linking import link_explicit
+
+    to_personal = mtype == "preference" and own.get("scope") == "global"
+    linked = [] if to_personal else link_explicit(svc, memory)  # never dropped: close ones linked
     try:
-        rec = svc.record(memory)
+        if to_personal:  # a global preference lives in the personal vault (docs/cross-project.md)
+            memory.branch = None
+            rec = personal.record_global(memory)
+            rec.path = str(personal.home() / rec.path)
+        else:
+            rec = svc.record(memory)
     except ValueError as exc:
         raise ToolFailure("invalid_argument", f"memory not written: {exc}") from None
     out: dict[str, Any] = {
@@ -362,8 +372,13 @@ def record(
     }
     if rec.notice:
         out["notice"] = rec.notice
+    if to_personal:
+        out["vault"] = "personal"
+        out["note"] = "written to your personal vault: shown at session start in every project"
     if memory.supersedes:
         out["supersedes"] = memory.supersedes
+    if linked:
+        out["linked"] = linked
     return out
 
 
@@ -428,7 +443,10 @@ def search(
         raise ToolFailure("invalid_argument", "query is empty", "give a few words to search for")
     if offset + limit > MAX_WINDOW:
         raise ToolFailure("invalid_argument", f"offset + limit must stay within {MAX_WINDOW} results")
+    cross = bool(filter_args.pop("include_cross_project", False))
     f = _filters(svc, **filter_args)
+    if cross:
+        return _cross_search(svc, query, f, mode=mode, limit=limit, offset=offset, explain=explain)
     resp = svc.search(query, f, limit=offset + limit + 1, mode=mode)
     hits = resp.hits[offset : offset + limit]
     results = []
@@ -445,6 +463,37 @@ def search(
         "query": query,
         "mode_requested": mode,
         "mode_used": resp.mode,
+        "results": results,
+        "offset": offset,
+        "limit": limit,
+        "next_offset": offset + limit if more and offset + limit < MAX_WINDOW else None,
+    }
+    if resp.notices:
+        out["notices"] = resp.notices
+    if resp.vectors_pending:
+        out["semantic_warming_up"] = {"vectors_pending": resp.vectors_pending}
+    return out
+
+
+def _cross_search(
+    svc: Service, query: str, f: Filters, *, mode: str, limit: int, offset: int, explain: bool
+) -> dict[str, Any]:
+    """`search` with include_cross_project: related projects' hits, labelled (crossproject.py)."""
+    from ccmemory.crossproject import cross_search
+
+    resp = cross_search(svc, query, f, limit=offset + limit + 1, mode=mode)
+    results = []
+    for c in resp.hits[offset : offset + limit]:
+        d = c.to_dict(explain)
+        d.pop("author", None)
+        d.setdefault("project", svc.project)
+        results.append(d)
+    more = len(resp.hits) > offset + limit
+    out: dict[str, Any] = {
+        "query": query,
+        "mode_requested": mode,
+        "mode_used": resp.mode,
+        "cross_project": {"projects": [s.label() for s in resp.sources]},
         "results": results,
         "offset": offset,
         "limit": limit,
@@ -690,31 +739,7 @@ def query_context(
         frontier = nxt
     cross: dict[str, Any] = {"requested": include_cross_project, "available": False}
     if include_cross_project:
-        projects = getattr(svc.index, "projects", None)
-        if svc.config.backend != "neo4j":
-            cross["reason"] = (
-                "cross-project context needs a shared Neo4j index (CCMEMORY_BACKEND=neo4j); this server "
-                f"uses the local SQLite index, which holds only project {svc.project}"
-            )
-        elif not callable(projects):
-            cross["reason"] = (
-                "this Neo4j index does not list other projects yet; only this project was searched"
-            )
-        else:
-            others = [p for p in projects() if p != svc.project][:10]
-            found = []
-            for p in others:
-                f = Filters(project=p, status="curated")
-                if task:
-                    for mid, _score in svc.index.text_search(task, f, limit=3):
-                        found.extend(svc.index.get(p, [mid]))
-            cross.update(
-                {
-                    "available": True,
-                    "projects": others,
-                    "results": [cite(m, project=m.project) for m in found[:limit]],
-                }
-            )
+        cross.update(_cross_context(svc, task, limit))
     return {
         "task": task,
         "current_file": current_file,
@@ -723,6 +748,42 @@ def query_context(
         "cross_project": cross,
         **({"notices": notices} if notices else {}),
     }
+
+
+def _cross_context(svc: Service, task: str | None, limit: int) -> dict[str, Any]:
+    """Related projects' memories for query_context: those matching the task, else those whose
+    applies_to names this project; each labelled with its project, relation and citation."""
+    from ccmemory.crossproject import CrossHit, applying_memories, cross_search
+    from ccmemory.search import Hit
+
+    if task:
+        resp = cross_search(svc, task, limit=limit, expand=False)
+        hits = [c for c in resp.hits if c.source is not None]
+        results = [
+            cite(c.hit.memory, why="matches the task", **c.source.label(), citation=c.citation())
+            for c in hits
+            if c.source is not None
+        ]
+        projects, notices = [s.label() for s in resp.sources], resp.notices
+    else:
+        found, notices = applying_memories(svc, limit=limit)
+        why = f"its applies_to names {svc.project}"
+        results = [
+            cite(m, why=why, **src.label(), citation=CrossHit(Hit(m, 0.0), src).citation())
+            for m, src in found
+        ]
+        projects = [s.label() for s in {src.name: src for _, src in found}.values()]
+    out: dict[str, Any] = {
+        "available": True,
+        "backend": svc.config.backend,
+        "projects": projects,
+        "results": results[:limit],
+    }
+    if not svc.config.related and svc.config.backend != "neo4j":
+        out["reason"] = "no related projects: add related_to to .ccmemory/config.yaml"
+    if notices:
+        out["notices"] = notices
+    return out
 
 
 # --- graph ---------------------------------------------------------------------------------------
@@ -820,7 +881,9 @@ def patterns(svc: Service, *, min_size: int, limit: int) -> dict[str, Any]:
 ISSUE_KINDS = ("contradictions", "stale", "orphans", "cycles", "broken_links", "invalid_files")
 
 
-def detect_issues(svc: Service, *, kinds: Sequence[str] | None, limit: int) -> dict[str, Any]:
+def detect_issues(
+    svc: Service, *, kinds: Sequence[str] | None, limit: int, include_cross_project: bool = False
+) -> dict[str, Any]:
     from ccmemory.analysis import (
         all_edges,
         all_memories,
@@ -893,6 +956,28 @@ def detect_issues(svc: Service, *, kinds: Sequence[str] | None, limit: int) -> d
             "(fix them and run `ccmemory check`)",
             "total": len(probs),
             "items": [{"path": p.path, "line": p.line, "reason": p.reason} for p in probs[:limit]],
+        }
+    if include_cross_project:
+        from ccmemory.analysis import CROSS_RULE, cross_project_contradictions
+
+        items, notices = cross_project_contradictions(svc)
+        out["cross_project_contradictions"] = {
+            "rule": CROSS_RULE,
+            "total": len(items),
+            "items": [
+                {
+                    "rule": c["rule"],
+                    "reason": c["reason"],
+                    "project": c["project"],
+                    "relation": c["relation"],
+                    "members": [
+                        ref(c["members"][0]) | {"project": svc.project},
+                        ref(c["members"][1]) | {"project": c["project"]},
+                    ],
+                }
+                for c in items[:limit]
+            ],
+            **({"notices": notices} if notices else {}),
         }
     out["summary"] = {k: v["total"] for k, v in out.items()}
     return out
@@ -993,9 +1078,10 @@ def project_overview(svc: Service, name: str) -> dict[str, Any]:
 
 def memory_markdown(svc: Service, ref_: str) -> str:
     m = resolve_one(svc, ref_)
-    path = svc.vault.root / m.path
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError:
+    from ccmemory.walk import inside, read_regular
+
+    try:  # the one safe reader: no symlink followed, no FIFO blocking the server
+        text = read_regular(inside(svc.vault.root, *m.path.split("/"))).decode("utf-8", "replace")
+    except (OSError, ValueError):
         text = f"# {m.title}\n\n{m.body}\n"
     return text[: BODY_CAP * 2]

@@ -485,6 +485,9 @@ def build_server(repo: Path | None = None, backend: Backend | None = None) -> MC
         limit: Limit = 10,
         offset: Offset = 0,
         explain: Annotated[bool, Field(description="Include the score breakdown.")] = False,
+        include_cross_project: Annotated[
+            bool, Field(description="Also search the related projects (related_to in config).")
+        ] = False,
     ) -> dict[str, Any]:
         return _search(
             query,
@@ -492,6 +495,7 @@ def build_server(repo: Path | None = None, backend: Backend | None = None) -> MC
             limit,
             offset,
             explain=explain,
+            include_cross_project=include_cross_project,
             types=types,
             status=status,
             topics=topics,
@@ -539,8 +543,8 @@ def build_server(repo: Path | None = None, backend: Backend | None = None) -> MC
     @tool(
         "Context for the work at hand: memories matching the task, memories about the current file (and "
         "its folder), then their neighbours up to max_hops along relations and shared topics/files. "
-        "Without task or file it returns the session-start context. Cross-project only works on a shared "
-        "Neo4j index; the result says whether it was available."
+        "Without task or file it returns the session-start context. include_cross_project adds the related "
+        "projects' memories (related_to in config), labelled with their project."
     )
     def query_context(
         task: Annotated[str | None, Field(max_length=2000, description="What you are about to do.")] = None,
@@ -693,9 +697,14 @@ def build_server(repo: Path | None = None, backend: Backend | None = None) -> MC
             Field(max_length=6, description="Default: all kinds.", default=None),
         ] = None,
         limit: Annotated[int, Field(ge=1, le=50, description="Items per kind.")] = 10,
+        include_cross_project: Annotated[
+            bool, Field(description="Also compare decisions with the related projects' (related_to).")
+        ] = False,
     ) -> dict[str, Any]:
         with be.service() as svc:
-            return ops.detect_issues(svc, kinds=kinds, limit=limit)
+            return ops.detect_issues(
+                svc, kinds=kinds, limit=limit, include_cross_project=include_cross_project
+            )
 
     @tool(
         "Suggest connections for a memory: similar memories (same hybrid search) it is not linked to yet, "

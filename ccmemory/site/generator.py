@@ -27,6 +27,7 @@ import yaml
 
 from ccmemory.index.base import Edge, IndexedMemory
 from ccmemory.model import TYPES
+from ccmemory.redact import redact, redact_memory
 from ccmemory.site.pages import TYPE_LABELS, Renderer, SiteData, log_page
 from ccmemory.site.safe import clean, escape
 
@@ -87,6 +88,26 @@ def _quiet_mkdocs(verbose: bool) -> Iterator[_Collect]:
         logger.propagate = old_propagate
 
 
+def write_target(root: Path, rel: str) -> Path:
+    """The path of a generated file: inside `root` (`ccmemory.walk.inside`) and with no symlink
+    between `root` and it, so a hostile id or a planted link cannot make the site write elsewhere."""
+    from ccmemory.walk import inside
+
+    try:
+        parts = rel.split("/")
+        if "" in parts:
+            raise ValueError("an absolute path or an empty part")
+        path = inside(root, *parts)
+    except ValueError as exc:
+        raise SiteError(f"refusing to write page {rel[:120]!r}: {exc}") from None
+    probe = path
+    while probe != root and probe != probe.parent:
+        if probe.is_symlink():
+            raise SiteError(f"refusing to write page {rel[:120]!r}: {probe} is a symlink")
+        probe = probe.parent
+    return path
+
+
 def check_out_dir(out: Path) -> None:
     """MkDocs empties its site folder: refuse a folder that is not empty and not a site we built."""
     if out.exists():
@@ -122,7 +143,8 @@ class SiteGenerator:
         t = time.perf_counter()
         f = svc.filters(include_superseded=True)
         total = svc.index.count(f)
-        memories = svc.index.query(f, limit=max(total, 1))
+        # a hand-written file may hold a secret (`check` fails CI on it): never publish it
+        memories = [redact_memory(m) for m in svc.index.query(f, limit=max(total, 1))]
         by_id = {m.id: m for m in memories}
         ids = list(by_id)
         edges: set[Edge] = set()
@@ -206,13 +228,15 @@ class SiteGenerator:
         changed = 0
         self.docs_dir.mkdir(parents=True, exist_ok=True)
         for rel, text in files.items():
-            path = self.docs_dir / rel
-            data = text.encode("utf-8")
-            if path.is_file() and path.read_bytes() == data:
+            path = write_target(self.docs_dir, rel)  # refuses `..`, absolute parts and symlinks
+            data = redact(text).encode("utf-8")  # a hand-written secret never reaches a page
+            if path.is_file() and not path.is_symlink() and path.read_bytes() == data:
                 continue
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_name(path.name + ".tmp")
-            tmp.write_bytes(data)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o644)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
             os.replace(tmp, path)
             changed += 1
         for path in sorted(self.docs_dir.rglob("*"), reverse=True):
@@ -223,9 +247,14 @@ class SiteGenerator:
             elif path.is_dir() and not any(path.iterdir()):
                 path.rmdir()
         cfg_text = yaml.safe_dump(self.config(site_dir), sort_keys=False, allow_unicode=True)
-        cfg_path = self.project_dir / "mkdocs.yml"
-        if not cfg_path.is_file() or cfg_path.read_text(encoding="utf-8") != cfg_text:
-            cfg_path.write_text(cfg_text, encoding="utf-8")
+        cfg_path = write_target(self.project_dir, "mkdocs.yml")
+        stale = cfg_path.is_symlink() or not cfg_path.is_file()
+        if stale or cfg_path.read_text(encoding="utf-8") != cfg_text:
+            tmp = cfg_path.with_name(cfg_path.name + ".tmp")
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o644)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(cfg_text.encode("utf-8"))
+            os.replace(tmp, cfg_path)
             changed += 1
         return changed
 

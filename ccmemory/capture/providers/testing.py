@@ -1,8 +1,9 @@
 """A deterministic provider for tests and offline demos. Same input -> same output, no network.
 
-Extraction prompts: one memory per user prompt with a strong signal (correction, preference,
-context), plus a failed approach per failing command. Supersede prompts: confirms every candidate
-whose title shares a word with the new memory's title. A `script` list replaces all of that with
+Extraction prompts: per numbered segment, one memory per user prompt with a strong signal
+(correction, preference, context), plus a failed approach per failing command. Pair checks
+(SUPERSEDE-CHECK): "duplicate" for the same normalised title, "supersedes" when the titles share a
+word of 4+ letters, else "distinct". A `script` list replaces all of that with
 canned replies, in order (use it to test malformed replies).
 """
 
@@ -14,6 +15,7 @@ import re
 from ccmemory.capture.providers.base import Completion
 from ccmemory.capture.signals import classify
 
+_SEGMENT = re.compile(r"^### Segment (\d+)\b.*$", re.MULTILINE)
 _PROMPTS = re.compile(r"^User prompts:\n((?:- .*\n?)+)", re.MULTILINE)
 _FAILED = re.compile(r"^- `(.+)` \(exit ([1-9]\d*)\)$", re.MULTILINE)
 _ARROW = re.compile(r"^(.*?)\s*(?:->|→)\s*(.*)$")
@@ -34,7 +36,14 @@ class TestProvider:
         elif "SUPERSEDE-CHECK" in system:
             text = self._supersede(prompt)
         else:
-            text = json.dumps({"memories": self._extract(prompt)})
+            heads = list(_SEGMENT.finditer(prompt))
+            memories: list[dict] = []
+            for i, head in enumerate(heads or [None]):
+                start = head.end() if head else 0
+                end = heads[i + 1].start() if head and i + 1 < len(heads) else len(prompt)
+                for mem in self._extract(prompt[start:end] + "\n"):
+                    memories.append({**mem, "segment": int(head.group(1)) if head else 1})
+            text = json.dumps({"memories": memories})
         return Completion(text, len(prompt) // 4, len(text) // 4, model or "test")
 
     @staticmethod
@@ -91,10 +100,19 @@ class TestProvider:
 
     @staticmethod
     def _supersede(prompt: str) -> str:
-        new = re.search(r"^NEW: (.*)$", prompt, re.MULTILINE)
-        new_words = set(re.findall(r"\w{4,}", new.group(1).lower())) if new else set()
-        ids = []
-        for mid, title in re.findall(r"^OLD (\S+): (.*)$", prompt, re.MULTILINE):
-            if new_words & set(re.findall(r"\w{4,}", title.lower())):
-                ids.append(mid)
-        return json.dumps({"supersedes": ids})
+        news = dict(re.findall(r"^NEW (\d+): (.*)$", prompt, re.MULTILINE))
+        pairs = []
+        for n, mid, title in re.findall(r"^OLD (\d+) (\S+): (.*)$", prompt, re.MULTILINE):
+            new = news.get(n, "")
+            if _norm(new) == _norm(title):
+                rel = "duplicate"
+            elif set(re.findall(r"\w{4,}", new.lower())) & set(re.findall(r"\w{4,}", title.lower())):
+                rel = "supersedes"
+            else:
+                rel = "distinct"
+            pairs.append({"new": int(n), "old": mid, "relation": rel})
+        return json.dumps({"pairs": pairs})
+
+
+def _norm(title: str) -> str:
+    return re.sub(r"\W+", " ", title.casefold()).strip()

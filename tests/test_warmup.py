@@ -1,0 +1,223 @@
+"""Issue 20: nobody waits for bulk embedding. Full-text search works as soon as the text phase is
+committed; a search embeds at most one batch and says semantic search is warming up (CLI, --json,
+MCP); the rest is embedded by the background worker; the session-start hook never embeds.
+
+Real git repositories, the real local model, the real CLI, hook and MCP server as subprocesses.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ccmemory import service as service_mod
+from ccmemory.service import SEARCH_EMBED_BATCH, Service
+from ccmemory.vault import Vault
+from tests.conftest import RunCli, make_memory
+
+WORDS = (
+    "cookie session token cache migration pipeline webhook upload fixture release branch "
+    "logging retry queue schema index tenant invoice export report worker"
+).split()
+
+
+def fill(repo: Path, n: int) -> list[str]:
+    """Write ``n`` memory files (distinct titles and bodies) straight to the vault."""
+    vault = Vault(repo)
+    ids = []
+    for i in range(n):
+        a, b, c = WORDS[i % len(WORDS)], WORDS[(i * 7 + 3) % len(WORDS)], WORDS[(i * 11 + 5) % len(WORDS)]
+        m = make_memory(
+            "decision",
+            f"Decision {i}: keep the {a} apart from the {b}",
+            body=f"Memory {i} says the {a} and the {c} must not share state; see item {i * 13}.",
+        )
+        vault.write_new(m)
+        ids.append(m.id)
+    return ids
+
+
+def missing(svc: Service) -> int:
+    emb = svc.embedder()
+    return len(svc.index.missing_vectors(svc.project, emb.name))
+
+
+class Counting:
+    """The real embedder, counting the document texts it is asked to embed."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.name, self.dim = inner.name, inner.dim
+        self.documents = 0
+
+    def embed(self, texts: Any, kind: str = "document") -> Any:
+        if kind == "document":
+            self.documents += len(texts)
+        return self.inner.embed(texts, kind)
+
+
+@pytest.fixture
+def no_spawn(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    started: list[Path] = []
+
+    def record(root: Path) -> bool:
+        started.append(root)
+        return True
+
+    monkeypatch.setattr(service_mod, "start_background_embedding", record)
+    return started
+
+
+def test_text_search_is_ready_before_embedding_finishes(repo: Path) -> None:
+    fill(repo, 300)
+    with Service(Vault(repo)) as svc:
+        svc.reindex()
+        seen: list[tuple[int, int, int]] = []
+
+        def during(done: int, total: int) -> None:
+            # another connection (another process in real use) sees the committed text index
+            with Service(Vault(repo)) as other:
+                hits = other.search("tenant invoice", mode="text", limit=3).hits
+                seen.append((done, len(hits), missing(other)))
+
+        done, problem = svc.embed_missing(progress=during)
+    assert problem is None and done == 300
+    first_done, first_hits, first_missing = seen[0]
+    assert first_hits == 3  # answered while 300 - first_done vectors were still missing
+    assert first_missing == 300 - first_done > 0
+    assert seen[-1][2] == 0
+
+
+def test_search_embeds_at_most_one_batch_and_says_it_is_warming_up(
+    repo: Path, no_spawn: list[Path]
+) -> None:
+    n = SEARCH_EMBED_BATCH * 3 + 5
+    fill(repo, n)
+    with Service(Vault(repo)) as svc:
+        svc.reindex()
+        counting = Counting(svc.embedder())
+        svc._embedder = counting
+        resp = svc.search("where is the tenant invoice kept", limit=5)
+        assert counting.documents == SEARCH_EMBED_BATCH
+        assert resp.vectors_pending == n - SEARCH_EMBED_BATCH == missing(svc)
+        assert resp.mode == "hybrid" and resp.hits  # answered with what is ready
+        assert any(f"warming up: {n - SEARCH_EMBED_BATCH} memories" in x for x in resp.notices)
+        assert no_spawn == [repo]  # the rest goes to the background worker, started once
+        resp2 = svc.search("cookie session", limit=5)
+        assert counting.documents == 2 * SEARCH_EMBED_BATCH
+        assert resp2.vectors_pending == n - 2 * SEARCH_EMBED_BATCH
+        assert no_spawn == [repo]
+        # once everything is embedded the notice goes away and nothing more is embedded
+        svc.embed_missing()
+        resp3 = svc.search("cookie session", limit=5)
+        assert resp3.vectors_pending == 0
+        assert not any("warming up" in x for x in resp3.notices)
+        before = counting.documents
+        svc.search("retry queue", limit=5)
+        assert counting.documents == before
+
+
+def test_small_vault_is_embedded_inline_without_background(repo: Path, no_spawn: list[Path]) -> None:
+    fill(repo, SEARCH_EMBED_BATCH - 2)
+    with Service(Vault(repo)) as svc:
+        svc.reindex()
+        resp = svc.search("tenant invoice", limit=3)
+        assert resp.vectors_pending == 0 and missing(svc) == 0
+        assert not any("warming up" in x for x in resp.notices)
+    assert no_spawn == []
+
+
+def wait_for(cond: Any, timeout: float = 120.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():
+            return True
+        time.sleep(0.5)
+    return False
+
+
+def test_cli_search_answers_at_once_and_the_background_worker_finishes(repo: Path, run_cli: RunCli) -> None:
+    n = SEARCH_EMBED_BATCH * 4
+    fill(repo, n)
+    report = json.loads(run_cli(repo, "reindex", "--no-embed", "--json").stdout)
+    assert report["added"] == n and report["embedded"] == 0
+    proc = run_cli(repo, "search", "--json", "--", "tenant invoice")
+    hits = json.loads(proc.stdout)
+    assert hits  # full-text and the first batch of vectors answered
+    assert "semantic search is still warming up" in proc.stderr
+    status = [json.loads(line) for line in proc.stderr.splitlines() if line.startswith("{")]
+    pending = status[0]["semantic_warming_up"]["vectors_pending"]
+    assert 0 < pending <= n - SEARCH_EMBED_BATCH
+    with Service(Vault(repo)) as svc:
+        assert wait_for(lambda: missing(svc) == 0), "the background worker did not embed the rest"
+    log = (repo / ".ccmemory" / "local" / "githooks.log").read_text()
+    assert "embedded" in log
+    done = run_cli(repo, "search", "--json", "--", "tenant invoice")
+    assert "warming up" not in done.stderr
+
+
+def test_reindex_text_phase_then_embedding(repo: Path, run_cli: RunCli) -> None:
+    fill(repo, 40)
+    report = json.loads(run_cli(repo, "reindex", "--json").stdout)
+    assert report["added"] == 40 and report["embedded"] == 40 and report["semantic"] is True
+    with Service(Vault(repo)) as svc:
+        assert missing(svc) == 0
+
+
+def test_background_worker_embeds_what_is_missing_even_when_nothing_changed(repo: Path) -> None:
+    from ccmemory.lifecycle import background
+
+    fill(repo, 20)
+    with Service(Vault(repo)) as svc:
+        svc.reindex()  # text only: nothing new for the worker's reindex to find
+        assert missing(svc) == 20
+    assert background.run(repo) == 1
+    with Service(Vault(repo)) as svc:
+        assert missing(svc) == 0
+
+
+def test_session_start_hook_never_embeds(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], no_spawn: list[Path]
+) -> None:
+    from ccmemory import hook
+
+    fill(repo, 50)
+    with Service(Vault(repo)) as svc:
+        svc.reindex()
+    calls: list[str] = []
+    real = Service.embed_missing
+
+    def spy(self: Service, *a: Any, **kw: Any) -> Any:
+        calls.append("embed_missing")
+        return real(self, *a, **kw)
+
+    monkeypatch.setattr(Service, "embed_missing", spy)
+    hook.session_start(str(repo), {"session_id": "s-1", "source": "startup", "cwd": str(repo)})
+    out = json.loads(capsys.readouterr().out)
+    assert "Decision" in out["hookSpecificOutput"]["additionalContext"]  # the path really ran
+    assert calls == [] and no_spawn == []
+    with Service(Vault(repo)) as svc:
+        assert missing(svc) == 50
+
+
+def test_mcp_search_reports_warming_up(repo: Path) -> None:
+    from tests._mcp_client import SyncClient
+
+    n = SEARCH_EMBED_BATCH * 3
+    fill(repo, n)
+    with Service(Vault(repo)) as svc:
+        svc.reindex()
+    with SyncClient.stdio(repo, env={"CCMEMORY_MCP_REFRESH_SECONDS": "0"}) as client:
+        out = client.call("search", {"query": "tenant invoice", "limit": 3})
+        assert out["results"]
+        pending = out["semantic_warming_up"]["vectors_pending"]
+        assert 0 < pending <= n - SEARCH_EMBED_BATCH
+        assert any("warming up" in x for x in out["notices"])
+        text_only = client.call("search", {"query": "tenant invoice", "mode": "text", "limit": 3})
+        assert "semantic_warming_up" not in text_only
+    with Service(Vault(repo)) as svc:
+        assert wait_for(lambda: missing(svc) == 0)
