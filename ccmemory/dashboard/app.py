@@ -199,7 +199,7 @@ def create_app(dash: Dash, *, token: str, port: int) -> Any:
             "since": qp.get("since") or None,
             "until": qp.get("until") or None,
             "include_superseded": qp.get("include_superseded") in ("1", "true", "on"),
-            "mode": qp.get("mode") if qp.get("mode") in ("hybrid", "keyword", "semantic") else "hybrid",
+            "mode": qp.get("mode") if qp.get("mode") in ("hybrid", "text", "semantic") else "hybrid",
             "limit": limit,
             "offset": max(0, int(qp.get("offset", "0") or 0)) if (qp.get("offset") or "0").isdigit() else 0,
         }

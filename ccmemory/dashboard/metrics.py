@@ -64,7 +64,8 @@ def load_snapshot(svc: Service) -> Snapshot:
 def value(v: float | None, why: str | None = None) -> dict[str, Any]:
     if v is None:
         return {"value": None, "display": "not enough data", "why": why}
-    return {"value": round(v, 4), "display": f"{v:.2f}", "why": None}
+    display = f"{v:.3g}" if 0 < abs(v) < 0.01 else f"{v:.2f}"  # graph density is tiny at scale
+    return {"value": float(f"{v:.6g}"), "display": display, "why": None}
 
 
 def iso(d: datetime) -> str:
