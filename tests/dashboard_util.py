@@ -63,7 +63,7 @@ def build_project(root: Path) -> Project:
         "auth",
         "Tokens live in httpOnly cookies",
         topics=["auth"],
-        days_ago=30,
+        days_ago=31,
         session="s-old",
         relations=[Relation("DEPENDS_ON", p.ids["db"])],
     )
