@@ -48,6 +48,8 @@ CREATE TABLE IF NOT EXISTS sessions(session TEXT PRIMARY KEY, start TEXT, end TE
 CREATE TABLE IF NOT EXISTS offsets(file TEXT PRIMARY KEY, inode INTEGER, offset INTEGER);
 CREATE TABLE IF NOT EXISTS dismissed(key TEXT PRIMARY KEY, ts TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS visits(ts TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS derived(id TEXT NOT NULL, hash TEXT NOT NULL, name TEXT NOT NULL,
+  value INTEGER, PRIMARY KEY(id, name));
 """
 
 
@@ -256,6 +258,16 @@ class Store:
         """Delete every recorded event and session span (what the off switch leaves behind)."""
         self.db.execute("DELETE FROM events")
         self.db.execute("DELETE FROM sessions")
+
+    # --- derived per-memory facts (a cache: e.g. "re-explained", keyed by the memory's hash) -----
+    def derived(self, name: str) -> dict[str, tuple[str, int]]:
+        rows = self.db.execute("SELECT id, hash, value FROM derived WHERE name = ?", (name,))
+        return {r[0]: (r[1], r[2]) for r in rows}
+
+    def set_derived(self, name: str, items: Sequence[tuple[str, str, int]]) -> None:
+        self.db.executemany(
+            "INSERT OR REPLACE INTO derived VALUES (?,?,?,?)", [(i, h, name, v) for i, h, v in items]
+        )
 
     # --- reading --------------------------------------------------------------------------------
     def stamp(self) -> tuple[int, int]:

@@ -142,6 +142,8 @@ def test_metrics_show_formula_or_not_enough_data(running: Running) -> None:
     )
     assert metrics["evolution_rate"]["value"] == pytest.approx(2 / 6, abs=1e-3)  # db, db2 superseded
     assert metrics["capture_per_session_hour"]["hours"] == pytest.approx(2.0)
+    # each correction/preference is embedded once: the answers are kept by content hash
+    assert len(running.dash.store.derived("reexplained")) == 5
 
 
 def test_review_lists_the_check_base_findings(running: Running, project: Project) -> None:

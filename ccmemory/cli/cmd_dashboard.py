@@ -43,6 +43,9 @@ def dashboard_cmd(port: int, no_browser: bool) -> None:
             if not webbrowser.open(url):
                 click.echo("could not open a browser: open the URL above yourself")
 
+    import threading
+
+    threading.Thread(target=dash.warm, name="ccmemory-dashboard-warm", daemon=True).start()
     try:
         server.run(ready)
     finally:

@@ -232,9 +232,7 @@ def create_app(dash: Dash, *, token: str, port: int) -> Any:
         "/api/graph": lambda req, limit: dash.graph(
             topic=req.query_params.get("topic"),
             file=req.query_params.get("file"),
-            limit=clamp(int(req.query_params.get("limit", "3000")), 3000)
-            if "limit" in req.query_params
-            else 3000,
+            limit=int(req.query_params.get("limit", "3000")),
         ),
         "/api/team": lambda req, limit: dash.team(limit),
     }

@@ -24,6 +24,7 @@ from ccmemory.service import Service
 
 REFRESH_SECONDS = 30.0
 MAX_LIMIT = 500
+GRAPH_MAX = 5000  # nodes the graph page draws at most (canvas, no DOM per node)
 
 
 def card(m: IndexedMemory, **extra: Any) -> dict[str, Any]:
@@ -104,7 +105,8 @@ class Dash:
     def inputs(self) -> mx.Inputs:
         snap = self.snapshot()
         if self._reexplain is None or self._reexplain[0] is not snap:
-            flags, problem = mx.reexplained_flags(self.svc, snap)
+            flags, problem, new = mx.reexplained_flags(self.svc, snap, self.store.derived("reexplained"))
+            self.store.set_derived("reexplained", new)  # only embedded once per memory version
             self._reexplain = (snap, flags, problem)
         return mx.Inputs(
             snap,
@@ -114,6 +116,11 @@ class Dash:
             self._reexplain[2],
             self.store.config.enabled,
         )
+
+    def warm(self) -> None:
+        """Compute the overview once (loads the embedder) so the first page view is quick."""
+        with self.lock:
+            self.overview()
 
     def stats(self) -> dict[str, Any]:
         """The same numbers as `ccmemory stats --json` (index stats) plus the superseded count."""
@@ -426,7 +433,7 @@ class Dash:
                 for e in snap.edges:
                     if e.src in seed or e.dst in seed:
                         keep.update((e.src, e.dst))
-            chosen = [m for m in mems if m.id in keep][: clamp(limit, 3000) if limit else 3000]
+            chosen = [m for m in mems if m.id in keep][: max(1, min(limit or 3000, GRAPH_MAX))]
             ids = {m.id for m in chosen}
             edges = [
                 (e.src, e.dst, e.type) for e in snap.edges if e.src in ids and e.dst in ids and e.src != e.dst

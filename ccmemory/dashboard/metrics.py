@@ -82,30 +82,37 @@ class Inputs:
     telemetry_enabled: bool = True
 
 
-def reexplained_flags(svc: Service, snap: Snapshot) -> tuple[dict[str, bool] | None, str | None]:
-    """For each correction/preference (newest REEXPLAIN_CAP): is an older memory this close?"""
+def reexplained_flags(
+    svc: Service, snap: Snapshot, cache: dict[str, tuple[str, int]] | None = None
+) -> tuple[dict[str, bool] | None, str | None, list[tuple[str, str, int]]]:
+    """For each correction/preference (newest REEXPLAIN_CAP): is an older memory this close?
+
+    `cache` holds earlier answers (id -> (content hash + threshold, flag)); only memories not in it
+    are embedded. Returns (flags, problem, new cache rows)."""
     from ccmemory.index.base import embed_text
 
+    cache = cache or {}
+    todo = sorted(
+        (m for m in snap.mems if m.type in ("correction", "preference")), key=lambda m: m.created, reverse=True
+    )[:REEXPLAIN_CAP]
+    key = {m.id: f"{m.hash}@{REEXPLAIN_THRESHOLD}" for m in todo}
+    flags = {m.id: bool(cache[m.id][1]) for m in todo if cache.get(m.id, ("",))[0] == key[m.id]}
+    missing = [m for m in todo if m.id not in flags]
+    if not missing:
+        return flags, None, []
     emb = svc.embedder()
     if emb is None:
-        return None, f"no embedder: {svc._embedder_problem}"
-    todo = sorted(
-        (m for m in snap.mems if m.type in ("correction", "preference")),
-        key=lambda m: m.created,
-        reverse=True,
-    )[:REEXPLAIN_CAP]
-    if not todo:
-        return {}, None
+        return None, f"no embedder: {svc._embedder_problem}", []
     try:
         _, problem = svc.embed_missing()
         if problem:
-            return None, problem
-        vectors = emb.embed([embed_text(m) for m in todo], kind="document")
+            return None, problem, []
+        vectors = emb.embed([embed_text(m) for m in missing], kind="document")
     except Exception as exc:
-        return None, f"{type(exc).__name__}: {exc}"
-    flags: dict[str, bool] = {}
+        return None, f"{type(exc).__name__}: {exc}", []
     f = svc.filters(include_superseded=True)
-    for m, vec in zip(todo, vectors, strict=True):
+    new: list[tuple[str, str, int]] = []
+    for m, vec in zip(missing, vectors, strict=True):
         near = svc.index.vector_search(emb.name, vec, f, limit=8)
         flags[m.id] = any(
             other != m.id
@@ -114,7 +121,8 @@ def reexplained_flags(svc: Service, snap: Snapshot) -> tuple[dict[str, bool] | N
             and snap.by_id[other].created < m.created
             for other, score in near
         )
-    return flags, None
+        new.append((m.id, key[m.id], int(flags[m.id])))
+    return flags, None, new
 
 
 def compute(inp: Inputs, at: datetime | None = None) -> dict[str, dict[str, Any]]:
