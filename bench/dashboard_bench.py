@@ -28,12 +28,21 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-PAGES = ["overview", "review", "memories", "memories?q=cache+invalidation", "retrievals", "patterns", "graph", "team"]
+PAGES = [
+    "overview",
+    "review",
+    "memories",
+    "memories?q=cache+invalidation",
+    "retrievals",
+    "patterns",
+    "graph",
+    "team",
+]
 
 
 def pct(values: list[float], p: float) -> float:
     s = sorted(values)
-    return s[min(len(s) - 1, int(round(p / 100 * (len(s) - 1))))]
+    return s[min(len(s) - 1, round(p / 100 * (len(s) - 1)))]
 
 
 def seed_telemetry(root: Path, ids: list[str], events: int = 20_000, sessions: int = 200) -> None:
@@ -45,14 +54,21 @@ def seed_telemetry(root: Path, ids: list[str], events: int = 20_000, sessions: i
     t0 = time.time() - 60 * 86400
     for i in range(events):
         ts = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t0 + i * 250))
-        ev = {"ts": ts, "k": rng.choice(["surfaced", "retrieved", "searched"]), "ids": rng.sample(ids, 3),
-              "session": f"s{i % sessions}"}
+        ev = {
+            "ts": ts,
+            "k": rng.choice(["surfaced", "retrieved", "searched"]),
+            "ids": rng.sample(ids, 3),
+            "session": f"s{i % sessions}",
+        }
         spool.append(local / telemetry.INBOX, ev, fsync=False)
     for s in range(sessions):
         a = t0 + s * 20000
         for dt in (0, 1800 + s * 7):
-            spool.append(local / "spool" / f"s{s}.jsonl",
-                         {"k": "tool", "ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(a + dt))}, fsync=False)
+            spool.append(
+                local / "spool" / f"s{s}.jsonl",
+                {"k": "tool", "ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(a + dt))},
+                fsync=False,
+            )
 
 
 def store_random_vectors(svc: object) -> float:
@@ -104,13 +120,17 @@ def main() -> None:
         ids = [m.id for m in svc.index.query(svc.filters(include_superseded=True), limit=args.n)]
         svc.close()
         seed_telemetry(root, ids)
-        say(f"N={args.n}: vault written in {made:.1f} s, full reindex {reindexed:.1f} s, random vectors stored {vec_s:.1f} s")
+        say(
+            f"N={args.n}: vault written in {made:.1f} s, full reindex {reindexed:.1f} s, random vectors stored {vec_s:.1f} s"
+        )
 
         r = Running.__new__(Running)
         r.dash = Dash(Service(Vault(root)), refresh_seconds=3600)
         t = time.perf_counter()
         r.dash.refresh(force=True)
-        say(f"dashboard start: reindex check + telemetry ingest (20k events, 200 spools) {time.perf_counter() - t:.2f} s")
+        say(
+            f"dashboard start: reindex check + telemetry ingest (20k events, 200 spools) {time.perf_counter() - t:.2f} s"
+        )
         import threading
 
         r.server = Server(r.dash)
@@ -126,7 +146,9 @@ def main() -> None:
             return (time.perf_counter() - t) * 1000
 
         say("")
-        say("| page API | first (snapshot + compute) ms | recomputed after a change ms | warm p50 ms | warm p90 ms |")
+        say(
+            "| page API | first (snapshot + compute) ms | recomputed after a change ms | warm p50 ms | warm p90 ms |"
+        )
         say("|---|---|---|---|---|")
         first: dict[str, float] = {}
         for page in PAGES:  # the first call of the first page also loads the snapshot and the model
@@ -141,14 +163,18 @@ def main() -> None:
             for page in PAGES:
                 warm[page].append(get(page))
         for page in PAGES:
-            say(f"| /api/{page} | {first[page]:.0f} | {recomputed[page]:.0f} | {statistics.median(warm[page]):.1f} "
-                f"| {pct(warm[page], 90):.1f} |")
+            say(
+                f"| /api/{page} | {first[page]:.0f} | {recomputed[page]:.0f} | {statistics.median(warm[page]):.1f} "
+                f"| {pct(warm[page], 90):.1f} |"
+            )
         with r.dash.lock:
             t = time.perf_counter()
             r.dash._snap = None
             r.dash._cache.clear()
             r.dash.snapshot()
-            say(f"\nsnapshot reload after a reindex that changed files: {(time.perf_counter() - t) * 1000:.0f} ms")
+            say(
+                f"\nsnapshot reload after a reindex that changed files: {(time.perf_counter() - t) * 1000:.0f} ms"
+            )
 
         # the overview page in a real browser
         from tests import site_cdp
@@ -157,8 +183,10 @@ def main() -> None:
         if exe:
             b = site_cdp.Browser(exe)
             try:
-                b.send("Emulation.setDeviceMetricsOverride",
-                       {"width": 1300, "height": 1000, "deviceScaleFactor": 1, "mobile": False})
+                b.send(
+                    "Emulation.setDeviceMetricsOverride",
+                    {"width": 1300, "height": 1000, "deviceScaleFactor": 1, "mobile": False},
+                )
                 b.goto(r.server.url)
                 renders = []
                 for _ in range(max(5, args.repeats // 2)):
@@ -179,8 +207,10 @@ def main() -> None:
                 nodes = b.eval("document.getElementById('graph').getAttribute('data-nodes')")
             finally:
                 b.close()
-            say(f"overview page in Chromium, navigate → load event: warm p50 {statistics.median(renders):.0f} ms, "
-                f"recomputed (cache cleared) p50 {statistics.median(cold):.0f} ms")
+            say(
+                f"overview page in Chromium, navigate → load event: warm p50 {statistics.median(renders):.0f} ms, "
+                f"recomputed (cache cleared) p50 {statistics.median(cold):.0f} ms"
+            )
             say(f"graph page in Chromium until {nodes} nodes drawn: {graph_ms:.0f} ms")
         else:
             say("chromium not installed: page render not measured")
@@ -194,21 +224,27 @@ def main() -> None:
         n = 2000
         t = time.perf_counter()
         for i in range(n):
-            spool.append(Path(tmp) / "spool.jsonl", {"k": "tool", "ts": "2026-11-23T00:00:00Z", "n": i}, fsync=False)
+            spool.append(
+                Path(tmp) / "spool.jsonl", {"k": "tool", "ts": "2026-11-23T00:00:00Z", "n": i}, fsync=False
+            )
         sp = (time.perf_counter() - t) / n * 1e6
         t = time.perf_counter()
         for _ in range(n):
             telemetry.emit(tmp, "retrieved", ["01M83KN13A7MQYYGQZRFH8YH9T"], session="mcp-1")
         em = (time.perf_counter() - t) / n * 1e6
     say(f"\none telemetry emit {em:.1f} µs vs one spool append {sp:.1f} µs (both O_APPEND, no fsync)")
-    rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    rev = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
     end_load = os.getloadavg()
-    say(f"\nload average at start {load[0]:.2f} / {load[1]:.2f}, at end {end_load[0]:.2f} / {end_load[1]:.2f} "
-        f"(2 cores, shared); commit {rev}")
+    say(
+        f"\nload average at start {load[0]:.2f} / {load[1]:.2f}, at end {end_load[0]:.2f} / {end_load[1]:.2f} "
+        f"(2 cores, shared); commit {rev}"
+    )
     if args.out:
         cmd = f".venv/bin/python bench/dashboard_bench.py --n {args.n} --repeats {args.repeats} --out {args.out}"
         args.out.write_text(
-            "# Dashboard benchmark\n\n" f"`{cmd}`\n\n" + "\n".join(lines) + "\n", encoding="utf-8"
+            f"# Dashboard benchmark\n\n`{cmd}`\n\n" + "\n".join(lines) + "\n", encoding="utf-8"
         )
 
 

@@ -18,9 +18,9 @@ if TYPE_CHECKING:
     from ccmemory.service import Service
 
 MIN_N = 5  # a rate over fewer items than this is "not enough data"
-REEXPLAIN_THRESHOLD = (
-    0.75  # cosine (normalised embeddings) that counts as re-explained; bench/reexplain_calibration.py
-)
+# cosine (normalised embeddings) that counts as re-explained; bench/reexplain_calibration.py and
+# bench/RESULTS-dashboard.md say how it was chosen (and that the check is small)
+REEXPLAIN_THRESHOLD = 0.60
 REEXPLAIN_CAP = 400  # newest corrections/preferences embedded at most (cost bound)
 CAPTURED_SOURCES = ("llm", "explicit")
 RULE_TYPES = ("decision", "preference")
@@ -93,7 +93,9 @@ def reexplained_flags(
 
     cache = cache or {}
     todo = sorted(
-        (m for m in snap.mems if m.type in ("correction", "preference")), key=lambda m: m.created, reverse=True
+        (m for m in snap.mems if m.type in ("correction", "preference")),
+        key=lambda m: m.created,
+        reverse=True,
     )[:REEXPLAIN_CAP]
     key = {m.id: f"{m.hash}@{REEXPLAIN_THRESHOLD}" for m in todo}
     flags = {m.id: bool(cache[m.id][1]) for m in todo if cache.get(m.id, ("",))[0] == key[m.id]}
