@@ -24,6 +24,7 @@ from ccmemory.service import Service
 
 REFRESH_SECONDS = 30.0
 MAX_LIMIT = 500
+MEMBERS = 50  # members listed per pattern (the size says how many there are)
 GRAPH_MAX = 5000  # nodes the graph page draws at most (canvas, no DOM per node)
 
 
@@ -63,6 +64,7 @@ class Dash:
         self._snap: mx.Snapshot | None = None
         self._cache: dict[str, tuple[Any, Any]] = {}
         self._reexplain: tuple[Any, dict[str, bool] | None, str | None] | None = None
+        self._findings: tuple[Any, list[dict[str, Any]]] | None = None
 
     @property
     def project(self) -> str:
@@ -182,7 +184,7 @@ class Dash:
             stale_items = [
                 card(snap.by_id[i], reason=s.reason()) for i, s in stale.items() if i in snap.by_id
             ]
-            findings = self._check_findings()
+            findings = self._findings_for(dev)
             questions = [
                 card(m) for m in current if m.type == "question" and m.fields.get("answer") in (None, "", [])
             ]
@@ -217,6 +219,26 @@ class Dash:
         out["open_questions"] = keep(data["open_questions"], "question")
         out["dismissed"] = len(dismissed)
         return out
+
+    def _findings_for(self, dev: list[IndexedMemory]) -> list[dict[str, Any]]:
+        """`_check_findings`, recomputed only when main moved or a developmental memory changed:
+        it parses the whole working tree and main's tree (seconds at 10k memories)."""
+        from ccmemory import gitstate
+
+        main = (
+            gitstate.main_branch(self.root, self.svc.config.main_branch)
+            if gitstate.is_repo(self.root)
+            else ""
+        )
+        head = (
+            gitstate.git(self.root, "rev-parse", "--verify", "--quiet", main, check=False).strip()
+            if main
+            else ""
+        )
+        key = (head, frozenset((m.id, m.hash) for m in dev))
+        if self._findings is None or self._findings[0] != key:
+            self._findings = (key, self._check_findings())
+        return self._findings[1]
 
     def _check_findings(self) -> list[dict[str, Any]]:
         """`ccmemory check --base <main>` duplicate / contradiction findings for the working tree."""
@@ -361,7 +383,8 @@ class Dash:
             for r in rows:
                 r["memories"] = len(r["memories"])
             current = [m for m in snap.mems if m.id not in snap.superseded]
-            never = [card(m) for m in current if m.id not in count and m.id not in {e[3] for e in evs}]
+            seen = {e[3] for e in evs}
+            never = [card(m) for m in current if m.id not in seen]
             most = [card(snap.by_id[i], uses=c) for i, c in count.most_common(50) if i in snap.by_id]
             return {
                 "telemetry_enabled": self.store.config.enabled,
@@ -387,7 +410,12 @@ class Dash:
             snap = self.snapshot()
             return {
                 "exception_clusters": [
-                    {"by": c["by"], "key": c["key"], "members": [card(m) for m in c["members"]]}
+                    {
+                        "by": c["by"],
+                        "key": c["key"],
+                        "size": len(c["members"]),
+                        "members": [card(m) for m in c["members"][:MEMBERS]],
+                    }
                     for c in analysis.exception_clusters(snap.mems, 2)
                 ],
                 "supersession_chains": [
@@ -399,7 +427,7 @@ class Dash:
                         "by": h["by"],
                         "key": h["key"],
                         "count": h["count"],
-                        "members": [card(m) for m in h["members"]],
+                        "members": [card(m) for m in h["members"][:MEMBERS]],
                     }
                     for h in analysis.correction_hotspots(snap.mems, 2)
                 ],
@@ -466,6 +494,7 @@ class Dash:
             snap = self.snapshot()
             now = datetime.now(UTC)
             weeks = [(now - timedelta(days=7 * (w + 1))) for w in range(7, -1, -1)]
+            bounds = [(mx.iso(w), mx.iso(w + timedelta(days=7))) for w in weeks]
             authors: dict[str, dict[str, Any]] = {}
             for m in snap.mems:
                 a = m.author or "unknown"
@@ -482,8 +511,7 @@ class Dash:
                 )
                 row["memories"] += 1
                 row[m.status] = row.get(m.status, 0) + 1
-                for i, start in enumerate(weeks):
-                    lo, hi = mx.iso(start), mx.iso(start + timedelta(days=7))
+                for i, (lo, hi) in enumerate(bounds):
                     if lo <= m.created < hi:
                         row["per_week"][i] += 1
                 for t in m.topics:
