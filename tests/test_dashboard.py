@@ -293,3 +293,36 @@ def test_browser_promote_click_puts_the_memory_on_main(
     assert one["memory"]["status"] == "curated"
     promoted = running.dash.store.events(["promoted"])
     assert {e[3] for e in promoted} >= {project.ids["feat"]}
+
+
+def test_the_command_serves_on_loopback_and_prints_the_token_url(project: Project) -> None:
+    import re
+    import subprocess
+    import sys
+    import urllib.error
+    import urllib.request
+
+    from tests.conftest import cli_env
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ccmemory", "dashboard", "--no-browser"],
+        cwd=project.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env(),
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        m = re.search(r"http://127\.0\.0\.1:(\d+)/\?token=([\w-]+)", line)
+        assert m, line
+        port, token = m.groups()
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/stats?token={token}", timeout=60) as r:
+            assert json.loads(r.read())["project"] == running_project_name(project)
+        with pytest.raises(urllib.error.HTTPError) as err:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/api/stats", timeout=60)
+        assert err.value.code == 403
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+def running_project_name(project: Project) -> str:
+    return json.loads(cli(project.root, "stats", "--json").stdout)["project"]
