@@ -109,7 +109,14 @@ def reexplained_flags(
         _, problem = svc.embed_missing()
         if problem:
             return None, problem, []
-        vectors = emb.embed([embed_text(m) for m in missing], kind="document")
+        stored = _stored_vectors(svc, emb.name)
+        need = [m for m in missing if m.id not in stored]
+        fresh = emb.embed([embed_text(m) for m in need], kind="document") if need else []
+        by_id = {
+            **{m.id: stored[m.id] for m in missing if m.id in stored},
+            **dict(zip([m.id for m in need], fresh, strict=True)),
+        }
+        vectors = [by_id[m.id] for m in missing]
     except Exception as exc:
         return None, f"{type(exc).__name__}: {exc}", []
     f = svc.filters(include_superseded=True)
@@ -125,6 +132,18 @@ def reexplained_flags(
         )
         new.append((m.id, key[m.id], int(flags[m.id])))
     return flags, None, new
+
+
+def _stored_vectors(svc: Service, embedder: str) -> dict[str, Any]:
+    """The vectors the index already holds for each memory's `embed_text` (the same text this
+    metric embeds), so a first overview need not run the model again. Only the embedded SQLite
+    index exposes them (its cached matrix, `SQLiteIndex._vector_matrix`); elsewhere: {}."""
+    matrix_of = getattr(svc.index, "_vector_matrix", None)
+    if matrix_of is None:
+        return {}
+    entry = matrix_of(svc.project, embedder)
+    ids, matrix = entry[1], entry[2]
+    return {i: matrix[row] for row, i in enumerate(ids)}
 
 
 def compute(inp: Inputs, at: datetime | None = None) -> dict[str, dict[str, Any]]:
