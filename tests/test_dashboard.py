@@ -113,6 +113,9 @@ def test_every_api_page_answers_json(running: Running, project: Project) -> None
     status, _, body = running.request("GET", "/api/overview?project=someone-else")
     assert status == 404 and b"serves project" in body
     assert running.request("GET", "/api/memories?limit=abc")[0] == 400
+    status, _, body = running.request("GET", "/api/memories?since=yesterdayish")
+    assert status == 400 and b"since" in body
+    assert running.request("GET", "/memories?since=yesterdayish")[0] == 400
     assert len(api(running, "/api/memories?limit=3")["results"]) == 3
     one = api(running, f"/api/memory/{project.ids['db2']}")
     assert [c["id"] for c in one["chain"]] == [project.ids[k] for k in ("db", "db2", "db3")]

@@ -267,7 +267,10 @@ def create_app(dash: Dash, *, token: str, port: int) -> Any:
     def simple(template: str, fn: Callable[[Request], Any]) -> Callable[[Request], Awaitable[Response]]:
         @locked
         def inner(req: Request) -> Response:
-            return page(template, req, data=fn(req))
+            try:
+                return page(template, req, data=fn(req))
+            except ValueError as exc:
+                return PlainTextResponse(f"400 bad request: {exc}\n", status_code=400)
 
         return inner
 

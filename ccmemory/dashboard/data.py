@@ -297,13 +297,17 @@ class Dash:
         from ccmemory.model import parse_when
 
         self.refresh()
+        when = {k: parse_when(v) if v else None for k, v in (("since", since), ("until", until))}
+        for k, v in (("since", since), ("until", until)):
+            if v and when[k] is None:
+                raise ValueError(f"{k}: {v!r} is not a date, a timestamp or an age like 7d")
         f = self.svc.filters(
             types=types or None,
             status=status or None,
             topics=topics or None,
             files=files or None,
-            since=parse_when(since) if since else None,
-            until=parse_when(until) if until else None,
+            since=when["since"],
+            until=when["until"],
             include_superseded=include_superseded,
         )
         if q and q.strip():
