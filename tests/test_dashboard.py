@@ -167,7 +167,9 @@ def test_retrievals_and_patterns(running: Running, project: Project) -> None:
     assert project.ids["p1"] in {m["id"] for m in r["never_retrieved"]["items"]}
     p = api(running, "/api/patterns")
     assert [m["id"] for m in p["supersession_chains"][0]] == [project.ids[k] for k in ("db", "db2", "db3")]
-    assert any(c["by"] == "rule_broken" and c["size"] == len(c["members"]) == 2 for c in p["exception_clusters"])
+    assert any(
+        c["by"] == "rule_broken" and c["size"] == len(c["members"]) == 2 for c in p["exception_clusters"]
+    )
 
 
 def test_graph_neighbourhood(running: Running, project: Project) -> None:
