@@ -132,3 +132,33 @@ def test_session_spans_come_from_the_spools(tmp_path: Path) -> None:
     st = store(tmp_path)
     st.ingest()
     assert st.sessions() == [("abc", "2026-11-20T10:00:00Z", "2026-11-20T11:30:00Z")]
+
+
+def test_the_real_session_start_hook_feeds_the_dashboard(tmp_path: Path) -> None:
+    """The hook is unchanged: its surfaced.jsonl line becomes 'surfaced' events per memory."""
+    from ccmemory.dashboard.data import Dash
+    from ccmemory.service import Service
+    from ccmemory.vault import Vault
+    from tests.capture_helpers import hook_env, run_hook
+    from tests.dashboard_util import build_project
+
+    from tests.lifecycle_util import reindex
+
+    project = build_project(tmp_path / "repo")
+    reindex(project.root)  # the hook reads the index (capture.store), as after any ccmemory command
+    payload = {
+        "session_id": "s-hook",
+        "cwd": str(project.root),
+        "hook_event_name": "SessionStart",
+        "source": "startup",
+    }
+    proc = run_hook("SessionStart", payload, project.root, hook_env())
+    assert proc.returncode == 0 and b"additionalContext" in proc.stdout
+    line = json.loads((project.root / ".ccmemory/local/surfaced.jsonl").read_text().splitlines()[-1])
+    dash = Dash(Service(Vault(project.root)), refresh_seconds=0)
+    try:
+        rows = {s["session"]: s for s in dash.retrievals(limit=50)["sessions"]}
+        assert rows["s-hook"]["surfaced"] == len(line["ids"]) > 0
+        assert rows["s-hook"]["memories"] == len(set(line["ids"]))
+    finally:
+        dash.close()
