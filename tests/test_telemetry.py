@@ -141,7 +141,6 @@ def test_the_real_session_start_hook_feeds_the_dashboard(tmp_path: Path) -> None
     from ccmemory.vault import Vault
     from tests.capture_helpers import hook_env, run_hook
     from tests.dashboard_util import build_project
-
     from tests.lifecycle_util import reindex
 
     project = build_project(tmp_path / "repo")
