@@ -161,3 +161,33 @@ def test_the_real_session_start_hook_feeds_the_dashboard(tmp_path: Path) -> None
         assert rows["s-hook"]["memories"] == len(set(line["ids"]))
     finally:
         dash.close()
+
+
+def test_real_mcp_calls_over_stdio_are_counted(tmp_path: Path) -> None:
+    """search / get_memory / trace_decision through the real MCP client and server process."""
+    from ccmemory.dashboard.data import Dash
+    from ccmemory.service import Service
+    from ccmemory.vault import Vault
+    from tests._mcp_client import SyncClient
+    from tests.dashboard_util import build_project
+
+    project = build_project(tmp_path / "repo")
+    with SyncClient.stdio(project.root, env={"CCMEMORY_MCP_REFRESH_SECONDS": "0"}) as c:
+        found = c.call("search", {"query": "PostgreSQL managed platform team", "mode": "text"})
+        assert project.ids["db3"] in [r["id"] for r in found["results"]]
+        c.call("get_memory", {"id": project.ids["db3"]})
+        c.call("trace_decision", {"id": project.ids["db3"]})
+    dash = Dash(Service(Vault(project.root)), refresh_seconds=0)
+    try:
+        dash.refresh(force=True)  # ingests the inbox the server process appended to
+        events = dash.store.events(["searched", "retrieved"])
+        mcp = [e for e in events if (e[2] or "").startswith("mcp-")]
+        assert sorted(k for _, k, _, mid, _ in mcp if mid == project.ids["db3"]) == [
+            "retrieved",
+            "retrieved",
+            "searched",
+        ]
+        detail = dash.memory(project.ids["db3"])
+        assert detail is not None and detail["usage"]["retrieved"] >= 2
+    finally:
+        dash.close()
