@@ -9,7 +9,9 @@ import click
 @click.option(
     "--port", default=0, show_default=True, type=click.IntRange(0, 65535), help="0 picks a free port."
 )
-@click.option("--no-browser", is_flag=True, help="Do not open a browser (the URL with its token is printed either way).")
+@click.option(
+    "--no-browser", is_flag=True, help="Do not open a browser (the URL with its token is printed either way)."
+)
 def dashboard_cmd(port: int, no_browser: bool) -> None:
     """Open the live local dashboard: metrics, review queue, retrievals, patterns, graph, team.
 
