@@ -16,7 +16,7 @@ def dashboard_cmd(port: int, no_browser: bool) -> None:
     """Open the live local dashboard: metrics, review queue, retrievals, patterns, graph, team.
 
     Serves on 127.0.0.1 only. The URL carries a random token that every request needs (a cookie
-    after the first page), so other local users and web pages cannot read it. Stop with Ctrl-C.
+    after the first page), so web pages and other local programs without it get 403. Ctrl-C stops it.
     JSON for every page is under /api/... (docs/dashboard.md).
     """
     from ccmemory.dashboard.data import Dash
