@@ -28,6 +28,8 @@ COMMANDS: dict[str, str] = {
     "start": "ccmemory.cli.cmd_neo4j:start_cmd",
     "stop": "ccmemory.cli.cmd_neo4j:stop_cmd",
     "doctor": "ccmemory.cli.cmd_doctor:doctor_cmd",
+    "dashboard": "ccmemory.cli.cmd_dashboard:dashboard_cmd",
+    "report": "ccmemory.cli.cmd_report:report_cmd",
 }
 
 

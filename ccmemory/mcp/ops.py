@@ -472,6 +472,7 @@ def search(
         out["notices"] = resp.notices
     if resp.vectors_pending:
         out["semantic_warming_up"] = {"vectors_pending": resp.vectors_pending}
+    _telemetry(svc, "searched", [h.memory.id for h in hits])
     return out
 
 
@@ -504,8 +505,20 @@ def _cross_search(
     return out
 
 
+def _telemetry(svc: Service, kind: str, ids: Sequence[str]) -> None:
+    """One telemetry event (ids and counts only; ccmemory/telemetry.py). Off per config."""
+    from ccmemory import telemetry
+
+    if telemetry.config_from(svc.config.raw).enabled:
+        telemetry.emit(svc.vault.dir / "local", kind, ids, session=_MCP_SESSION, source="mcp")
+
+
+_MCP_SESSION = f"mcp-{os.getpid()}-{int(time.time())}"
+
+
 def get_memory(svc: Service, ref_: str) -> dict[str, Any]:
     m = resolve_one(svc, ref_)
+    _telemetry(svc, "retrieved", [m.id])
     edges = svc.index.edges(svc.project, [m.id])
     out = full(m)
     out["superseded_by"] = [e.src for e in edges if e.type == "SUPERSEDES" and e.dst == m.id]
@@ -793,6 +806,7 @@ def trace(svc: Service, ref_: str, *, direction: str, depth: int, max_steps: int
     root = resolve_one(svc, ref_)
     t = svc.trace(root.id, direction=direction, depth=depth)
     assert t is not None
+    _telemetry(svc, "retrieved", [root.id])
     steps = t.steps[:max_steps]
     lines = []
     out_steps = []
