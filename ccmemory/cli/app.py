@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "start": "ccmemory.cli.cmd_neo4j:start_cmd",
     "stop": "ccmemory.cli.cmd_neo4j:stop_cmd",
     "doctor": "ccmemory.cli.cmd_doctor:doctor_cmd",
+    "cache": "ccmemory.cli.cmd_cache:cache_cmd",
 }
 
 

@@ -35,6 +35,11 @@ from ccmemory.model import TYPES
 @click.option("--explain", is_flag=True, help="Show each result's score parts.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array, best first.")
 @click.option("--at", metavar="REV", help="Search the memories as they stood at REV (tag, commit, branch).")
+@click.option(
+    "--reference",
+    is_flag=True,
+    help="Search the reference tree (.ccmemory/reference/) by section instead of the memories.",
+)
 def search_cmd(
     query: str,
     types: tuple[str, ...],
@@ -49,6 +54,7 @@ def search_cmd(
     explain: bool,
     as_json: bool,
     at: str | None,
+    reference: bool = False,
 ) -> None:
     """Find memories by words and meaning. The query is plain text: quotes, *, -, AND, NEAR and
     parentheses are searched as words, never as query syntax.
@@ -56,6 +62,11 @@ def search_cmd(
     Each result cites its id, file path and ccmemory://memory/<id>. A memory whose code files
     changed a lot since it was committed is marked "may be stale".
     """
+    if reference:
+        from ccmemory.cli.cmd_cache import search_reference_cmd
+
+        search_reference_cmd(query, limit=limit, mode=mode, status=status, explain=explain, as_json=as_json)
+        return
     from ccmemory.cli.at import service_at
     from ccmemory.lifecycle.staleness import for_indexed
 

@@ -28,6 +28,7 @@ from ccmemory.index.base import (
     text_hash,
 )
 from ccmemory.index.query import fts_query
+from ccmemory.index.sqlite_ref import ReferenceTables
 from ccmemory.model import Memory, fields_text, format_timestamp, normalise_topic
 
 SCHEMA_VERSION = 2
@@ -105,7 +106,7 @@ def _superseded_sql(viewer: str | None) -> tuple[str, list[Any]]:
     return sql, params
 
 
-class SQLiteIndex:
+class SQLiteIndex(ReferenceTables):
     backend = "sqlite"
 
     def __init__(self, path: Path | str):
