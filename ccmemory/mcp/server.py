@@ -784,6 +784,9 @@ def build_server(repo: Path | None = None, backend: Backend | None = None) -> MC
     def memory_resource(id: str) -> str:
         return str(_resource(lambda svc: ops.memory_markdown(svc, id)))
 
+    from ccmemory.mcp.reference_tools import register as register_reference
+
+    register_reference(tool, server, be)
     return server
 
 

@@ -56,6 +56,10 @@ def list_references(svc: Service) -> list[dict[str, Any]]:
     return [{**f, "tree_path": tree_path(f["path"])} for f in _index(svc).ref_files(svc.project)]
 
 
+def file_chunks(svc: Service, rel: str) -> list[Any]:
+    return list(_index(svc).ref_file_chunks(svc.project, rel))
+
+
 def _index_one(svc: Service, rel: str) -> str | None:
     """Index just-written file; a notice instead of an exception when the index is down."""
     try:
