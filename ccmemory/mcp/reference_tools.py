@@ -8,7 +8,6 @@ by ``ccmemory.reference.ops`` (the same functions the CLI uses).
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
