@@ -128,24 +128,38 @@ def register(tool: Callable[..., Any], server: Any, be: Backend) -> None:
                 "problems": [{"path": p.path, "line": p.line, "reason": p.reason} for p in rep.problems],
             }
 
-    @server.resource(
-        "ccmemory://reference/{path}",
-        name="reference",
-        description="One reference file, or one section of it with #<section> (markdown).",
-        mime_type="text/markdown",
-    )
-    def reference_resource(path: str) -> str:
+    def _sections(path: str, section: str) -> str:
         from urllib.parse import unquote
 
         from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 
         from ccmemory.reference import REF_ROOT
 
-        tree, _, anchor = unquote(path).partition("#")
         with be.service() as svc:
-            chunks = _ops().file_chunks(svc, f"{REF_ROOT}/{tree}")
-        if anchor:
-            chunks = [c for c in chunks if c.anchor == anchor]
+            try:
+                chunks = _ops().file_chunks(svc, f"{REF_ROOT}/{unquote(path)}")
+            except Exception as exc:
+                raise _fail(exc) from None
+        if section:
+            chunks = [c for c in chunks if c.anchor == unquote(section)]
         if not chunks:
-            raise ResourceNotFoundError(f"no reference section {path}")
+            raise ResourceNotFoundError(f"no reference {'section' if section else 'file'} {path}#{section}")
         return "\n\n".join(c.text for c in chunks) + "\n"
+
+    @server.resource(
+        "ccmemory://reference/{+path}",
+        name="reference",
+        description="One reference file as indexed (its sections' markdown, frontmatter left out).",
+        mime_type="text/markdown",
+    )
+    def reference_resource(path: str) -> str:
+        return _sections(path, "")
+
+    @server.resource(
+        "ccmemory://reference/{+path}#{section}",
+        name="reference_section",
+        description="One section of a reference file: the citation query_reference returns.",
+        mime_type="text/markdown",
+    )
+    def reference_section_resource(path: str, section: str) -> str:
+        return _sections(path, section)

@@ -37,7 +37,7 @@ class Chunk:
 
 def slug(text: str) -> str:
     """GitHub-like anchor: lower-case words joined by '-' (unicode letters kept)."""
-    text = unicodedata.normalize("NFKC", text).casefold()
+    text = unicodedata.normalize("NFKC", text).lower()
     text = re.sub(r"[^\w\s-]", "", text, flags=re.UNICODE).replace("_", "")
     text = re.sub(r"[\s-]+", "-", text).strip("-")
     return text or "section"
