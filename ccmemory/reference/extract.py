@@ -25,12 +25,37 @@ def _code_language(el: Any) -> str:
     return ""
 
 
+# class/id words of page furniture that readability keeps when it sits inside the article
+_FURNITURE = re.compile(
+    r"(^|[\s_-])(breadcrumbs?|byline|share|social|cookie|newsletter|subscribe|related|comments?|"
+    r"advert|ads?|promo|sponsor(ed)?)($|[\s_-])",
+    re.I,
+)
+
+
+def _drop_furniture(html: str) -> str:
+    """Remove elements whose class or id names page furniture (breadcrumbs, bylines, share bars)."""
+    import lxml.html
+
+    try:
+        root = lxml.html.document_fromstring(html)
+    except Exception:  # lxml refuses some inputs (empty, encoding declarations): keep as is
+        return html
+    for el in list(root.iter()):
+        if not isinstance(el.tag, str) or el.tag in ("html", "body", "main", "article"):
+            continue
+        names = f"{el.get('class') or ''} {el.get('id') or ''}"
+        if names.strip() and _FURNITURE.search(names):
+            el.drop_tree()
+    return str(lxml.html.tostring(root, encoding="unicode"))
+
+
 def html_to_markdown(html: str, url: str | None = None) -> tuple[str | None, str]:
     """(title, markdown body) of the main content of an HTML page."""
     from markdownify import markdownify
     from readability import Document
 
-    doc = Document(html, url=url)
+    doc = Document(_drop_furniture(html), url=url)
     title = (doc.short_title() or doc.title() or "").strip() or None
     main = doc.summary(html_partial=True)
     md = markdownify(
