@@ -177,3 +177,34 @@ def test_retrieval_quality_text(backend: tuple[Any, str, str], repo: Path) -> No
     # floors well under the measured figures (bench/RESULTS-reference.md), above chance (3/120)
     assert h_tune >= 0.6, h_tune
     assert h_held >= 0.6, h_held
+
+
+def test_context_adds_reference_sections_only_when_configured(repo: Path) -> None:
+    from ccmemory.service import Service
+
+    with_tree(repo)
+    svc = Service(Vault(repo))
+    try:
+        svc.record(make_memory("decision", "Keep access tokens short-lived"))
+        svc.reindex()
+        plain = svc.context(800, task="revoke a signed token before expiry")
+        assert "Reference sections" not in plain.text
+        cfg = repo / ".ccmemory" / "config.yaml"
+        cfg.write_text(
+            cfg.read_text().replace("budget_tokens: 1500", "budget_tokens: 1500\n  reference_sections: 2")
+        )
+    finally:
+        svc.close()
+    svc = Service(Vault(repo))
+    try:
+        ctx = svc.context(800, task="revoke a signed token before expiry")
+        assert "## Reference sections" in ctx.text
+        assert "ccmemory://reference/concepts/auth/jwt.md#revocation" in ctx.text
+        assert ctx.tokens <= 800
+        tight = svc.context(60, task="revoke a signed token before expiry")
+        assert tight.tokens <= 60
+        git(repo, "checkout", "-q", "-b", "feature/cursor-pagination")
+        branch_ctx = svc.context(800)
+        assert "concepts/web/rest-pagination.md#cursor-pagination" in branch_ctx.text
+    finally:
+        svc.close()

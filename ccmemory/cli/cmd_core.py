@@ -348,5 +348,11 @@ def reindex_cmd(full: bool, no_embed: bool, as_json: bool) -> None:
                 + (f", embedded {embedded}" if embedded else "")
                 + f" ({report.seconds:.2f}s)"
             )
+            if report.reference:
+                ref = report.reference
+                click.echo(
+                    f"reference: {ref['files']} files, added {ref['added']}, updated {ref['updated']}, "
+                    f"removed {ref['removed']}, {ref['chunks_written']} sections written"
+                )
             if problem and not no_embed:
                 notice(f"semantic search is off: {problem}")
