@@ -208,3 +208,31 @@ def test_context_adds_reference_sections_only_when_configured(repo: Path) -> Non
         assert "concepts/web/rest-pagination.md#cursor-pagination" in branch_ctx.text
     finally:
         svc.close()
+
+
+def test_scan_never_follows_symlinks_or_reads_special_files(repo: Path, tmp_path: Path) -> None:
+    import os
+
+    from ccmemory.reference.sync import scan
+
+    outside = tmp_path / "outside"
+    (outside / "deep").mkdir(parents=True)
+    (outside / "secret.md").write_text("# outside\n")
+    (outside / "deep/x.md").write_text("# deep\n")
+    ref = repo / ".ccmemory" / "reference"
+    ref.mkdir(parents=True)
+    (ref / "real.md").write_text("# Real\n\ntext\n")
+    os.symlink(outside / "secret.md", ref / "file-link.md")
+    os.symlink(outside / "deep", ref / "dir-link")
+    os.mkfifo(ref / "pipe.md")
+    (ref / "huge.md").write_bytes(b"# big\n" + b"x" * (2 * 1024 * 1024 + 10))
+    files, skipped = scan(Vault(repo))
+    assert list(files) == [".ccmemory/reference/real.md"]
+    assert "symbolic link" in skipped[".ccmemory/reference/file-link.md"]
+    assert "not a regular file" in skipped[".ccmemory/reference/pipe.md"]
+    assert "limited to" in skipped[".ccmemory/reference/huge.md"]
+    assert not any("dir-link" in p for p in files)  # a symlinked folder is not entered
+    shutil.rmtree(ref)
+    os.symlink(outside, ref)
+    files, skipped = scan(Vault(repo))
+    assert files == {} and "symbolic link" in skipped[".ccmemory/reference"]

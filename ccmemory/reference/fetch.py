@@ -19,7 +19,7 @@ from urllib.parse import urljoin, urlsplit
 MAX_BYTES = 10 * 1024 * 1024
 TIMEOUT = 20.0
 MAX_REDIRECTS = 5
-USER_AGENT = "ccmemory (reference cache; +https://github.com/ccmemory)"
+USER_AGENT = "ccmemory-reference-cache/1 (python-httpx)"
 ACCEPTED = {
     "text/html": "html",
     "application/xhtml+xml": "html",

@@ -19,6 +19,9 @@ def scan_tree(base: str, rel_base: str) -> tuple[dict[str, tuple[str, int, int]]
     and rel path -> reason for each ``*.md`` that was not taken (symlink, special file, too big)."""
     files: dict[str, tuple[str, int, int]] = {}
     skipped: dict[str, str] = {}
+    if os.path.islink(base):
+        skipped[rel_base] = "symbolic link: the reference folder must be a real folder (not followed)"
+        return files, skipped
     stack = [(base, rel_base)]
     while stack:
         folder, rel_folder = stack.pop()
