@@ -7,6 +7,7 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import frontmatter
 import pytest
@@ -47,6 +48,13 @@ def site() -> Iterator[tuple[str, dict[str, Route]]]:
             200,
             {"Content-Type": "text/html"},
             b"<html><body>" + b"<p>x</p>" * 5000 + b"</body></html>",
+        ),
+        "/latin1": (
+            200,
+            {"Content-Type": "text/html"},
+            "<html><head><meta charset='iso-8859-1'><title>Caf\u00e9</title></head><body><article>"
+            "<h1>Caf\u00e9 cr\u00e8me</h1><p>Cr\u00e8me br\u00fbl\u00e9e is served at the caf\u00e9 every"
+            " day of the week, with espresso.</p></article></body></html>".encode("latin-1"),
         ),
         "/notes.md": (200, {"Content-Type": "text/markdown"}, b"# Notes\n\n## Part\n\nplain markdown page\n"),
         "/paper.pdf": (
@@ -134,6 +142,8 @@ def test_cache_redacts_secrets_and_follows_one_redirect(
     moved = cache_url(vault, f"{base}/moved")
     assert moved.path == f".ccmemory/reference/cached/web/{web_name(base + '/moved')}"
     assert "Registered claims" in (repo / moved.path).read_text()
+    latin = cache_url(vault, f"{base}/latin1")
+    assert "Crème brûlée" in (repo / latin.path).read_text(encoding="utf-8")
     md = cache_url(vault, f"{base}/notes.md")
     assert md.title == "Notes" and "plain markdown page" in (repo / md.path).read_text()
     pdf = cache_url(vault, f"{base}/paper.pdf")
@@ -288,3 +298,62 @@ def test_mcp_reference_tools(repo: Path, mcp: SyncClient, site: tuple[str, dict[
     (repo / "scan.pdf").write_bytes(make_scanned_pdf())
     assert "no text layer" in mcp.error("cache_pdf", {"path": "scan.pdf"})["message"]
     assert mcp.error("cache_pdf", {"path": "../../etc/passwd"})["code"] == "invalid_argument"
+
+
+@pytest.mark.neo4j
+def test_end_to_end_on_neo4j(
+    repo: Path, run_cli: RunCli, site: tuple[str, dict[str, Route]], neo4j_server: Any
+) -> None:
+    """A new user on the team backend: cache a page and a PDF, write a concept by hand, get the
+    right sections back from `search --reference` and MCP `query_reference`."""
+    import uuid
+
+    base, _ = site
+    env = {
+        "CCMEMORY_BACKEND": "neo4j",
+        "CCMEMORY_NEO4J_URI": neo4j_server.uri,
+        "CCMEMORY_NEO4J_USER": neo4j_server.user,
+        "CCMEMORY_NEO4J_PASSWORD": neo4j_server.password,
+        "CCMEMORY_PROJECT": "ref-e2e-" + uuid.uuid4().hex[:8],
+    }
+    run_cli(repo, "cache", f"{base}/docs/jwt", env=env)
+    (repo / "paper.pdf").write_bytes(
+        make_pdf(
+            [
+                [
+                    (20, "Leases"),
+                    (14, "1 Clock drift"),
+                    (10, "Lease holders must allow for clock drift between hosts."),
+                ]
+            ]
+        )
+    )
+    run_cli(repo, "cache", "paper.pdf", env=env)
+    concept = repo / ".ccmemory/reference/concepts/cors.md"
+    concept.parent.mkdir(parents=True)
+    concept.write_text("# CORS\n\n## Preflight\n\nThe browser sends OPTIONS before a non-simple request.\n")
+    out = run_cli(repo, "reindex", env=env).stdout
+    assert "reference: 3 files" in out
+    try:
+        for query, anchor in [
+            ("leeway for clock skew on exp", "#clock-skew"),
+            ("drift between lease holders", "#1-clock-drift"),
+            ("OPTIONS request before the real one", "concepts/cors.md#preflight"),
+        ]:
+            hits = json.loads(
+                run_cli(repo, "search", "--reference", "--mode", "text", query, "--json", env=env).stdout
+            )
+            assert hits and hits[0]["citation"].endswith(anchor), (query, hits[:2])
+        with SyncClient.stdio(repo, env={**env, "CCMEMORY_MCP_REFRESH_SECONDS": "0"}) as c:
+            res = c.call("query_reference", {"query": "OPTIONS request before the real one", "mode": "text"})
+            assert res["results"][0]["id"] == "concepts/cors.md#preflight"
+            assert len(c.call("list_references")["files"]) == 3
+    finally:
+        from ccmemory.index.neo4j import Neo4jIndex
+
+        idx = Neo4jIndex(
+            neo4j_server.uri, neo4j_server.user, neo4j_server.password, scope="alice@example.com"
+        )
+        idx.ref_clear(env["CCMEMORY_PROJECT"])
+        idx.drop_project(env["CCMEMORY_PROJECT"])
+        idx.close()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -162,8 +163,14 @@ def cache_pdf(vault: Vault, file: Path) -> CacheResult:
     return CacheResult(rel, pdf.title or file.stem, source, created, n, pdf.pages)
 
 
+_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?([A-Za-z0-9_.:-]+)""", re.I)
+
+
 def _decode(body: bytes, charset: str | None) -> str:
-    for enc in (charset, "utf-8"):
+    """The header's charset, else a <meta> charset in the first 4 KB, else UTF-8 (lossy)."""
+    declared = _META_CHARSET.search(body[:4096])
+    meta = declared.group(1).decode("ascii", "replace") if declared else None
+    for enc in (charset, meta, "utf-8"):
         if not enc:
             continue
         try:
