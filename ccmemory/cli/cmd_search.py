@@ -65,6 +65,22 @@ def search_cmd(
     if reference:
         from ccmemory.cli.cmd_cache import search_reference_cmd
 
+        unsupported = [
+            name
+            for name, value in (
+                ("--type", types),
+                ("--topic", topics),
+                ("--file", files),
+                ("--since", since),
+                ("--until", until),
+                ("--include-superseded", include_superseded),
+                ("--at", at),
+            )
+            if value
+        ]
+        if unsupported:
+            raise click.UsageError(f"{', '.join(unsupported)} cannot be combined with --reference")
+
         search_reference_cmd(query, limit=limit, mode=mode, status=status, explain=explain, as_json=as_json)
         return
     from ccmemory.cli.at import service_at
