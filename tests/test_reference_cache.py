@@ -297,6 +297,14 @@ def test_mcp_reference_tools(repo: Path, mcp: SyncClient, site: tuple[str, dict[
     assert section.startswith("## Checkpoints") and "Copy pages" in section
     assert mcp.error("cache_url", {"url": "file:///etc/passwd"})["code"] == "cache_failed"
     assert "credentials" in mcp.error("cache_url", {"url": "https://a:b@example.com/x"})["message"]
+    (repo / "docs").mkdir()
+    (repo / "docs/leases.pdf").write_bytes(
+        make_pdf([[(20, "Leases"), (14, "Clock drift"), (10, "Holders must allow for drift between hosts.")]])
+    )
+    pdf = mcp.call("cache_pdf", {"path": "docs/leases.pdf"})
+    assert pdf["pages"] == 1 and pdf["path"].startswith(".ccmemory/reference/cached/pdf/leases-")
+    hit = mcp.call("query_reference", {"query": "drift between hosts", "mode": "text"})["results"][0]
+    assert hit["heading_path"] == ["Leases", "Clock drift"]
     (repo / "scan.pdf").write_bytes(make_scanned_pdf())
     assert "no text layer" in mcp.error("cache_pdf", {"path": "scan.pdf"})["message"]
     assert mcp.error("cache_pdf", {"path": "../../etc/passwd"})["code"] == "invalid_argument"
