@@ -11,7 +11,9 @@ def _esc(text: str) -> str:
     return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
 
 
-def _build(streams: list[bytes], title: str | None = None) -> bytes:
+def _build(
+    streams: list[bytes], title: str | None = None, outline: list[tuple[str, int]] | None = None
+) -> bytes:
     objs: list[bytes] = []
     n_pages = len(streams)
     # 1 catalog, 2 pages, 3 font, then per page: page obj, content obj; then info
@@ -26,6 +28,22 @@ def _build(streams: list[bytes], title: str | None = None) -> bytes:
             f" /Contents {content} 0 R >>".encode()
         )
         objs.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
+    outline_ref = ""
+    if outline:
+        root = len(objs) + 1
+        first = root + 1
+        last = root + len(outline)
+        objs.append(
+            f"<< /Type /Outlines /First {first} 0 R /Last {last} 0 R /Count {len(outline)} >>".encode()
+        )
+        for i, (text, page) in enumerate(outline):
+            n = first + i
+            links = (f" /Prev {n - 1} 0 R" if i else "") + (f" /Next {n + 1} 0 R" if n < last else "")
+            objs.append(
+                f"<< /Title ({_esc(text)}) /Parent {root} 0 R /Dest [{4 + 2 * page} 0 R /XYZ null null null]{links} >>".encode()
+            )
+        outline_ref = f" /Outlines {root} 0 R"
+        objs[0] = f"<< /Type /Catalog /Pages 2 0 R{outline_ref} >>".encode()
     info_ref = ""
     if title:
         objs.append(f"<< /Title ({_esc(title)}) /Producer (ccmemory tests) >>".encode())
@@ -43,7 +61,11 @@ def _build(streams: list[bytes], title: str | None = None) -> bytes:
     return bytes(out)
 
 
-def make_pdf(pages: list[list[tuple[float, str]]], title: str | None = None) -> bytes:
+def make_pdf(
+    pages: list[list[tuple[float, str]]],
+    title: str | None = None,
+    outline: list[tuple[str, int]] | None = None,
+) -> bytes:
     streams = []
     for lines in pages:
         y = 740.0
@@ -52,7 +74,7 @@ def make_pdf(pages: list[list[tuple[float, str]]], title: str | None = None) -> 
             y -= size * 1.5
             ops.append(f"BT /F1 {size:g} Tf 72 {y:.1f} Td ({_esc(text)}) Tj ET")
         streams.append("\n".join(ops).encode("latin-1"))
-    return _build(streams, title)
+    return _build(streams, title, outline)
 
 
 def make_scanned_pdf(n_pages: int = 2) -> bytes:

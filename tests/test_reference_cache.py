@@ -367,3 +367,19 @@ def test_end_to_end_on_neo4j(
         idx.ref_clear(env["CCMEMORY_PROJECT"])
         idx.drop_project(env["CCMEMORY_PROJECT"])
         idx.close()
+
+
+def test_pdf_bookmarks_give_headings_when_fonts_do_not(tmp_path: Path) -> None:
+    from ccmemory.reference.pdf import pdf_to_markdown
+
+    pages = [
+        [(10, "Introduction"), (10, "Body text about the problem."), (10, "Method"), (10, "We measured it.")],
+        [(10, "The method text continues on the second page.")],
+    ]
+    path = tmp_path / "same-size.pdf"
+    path.write_bytes(make_pdf(pages))
+    assert "#" not in pdf_to_markdown(path).markdown  # one font size: no heading to recover
+    path.write_bytes(make_pdf(pages, outline=[("Introduction", 0), ("Method", 0), ("Appendix", 1)]))
+    md = pdf_to_markdown(path).markdown
+    assert "*(page 1)*\n\n# Introduction\n\nBody text about the problem.\n\n# Method\n\nWe measured it." in md
+    assert "*(page 2)*\n\n# Appendix\n\nThe method text continues" in md  # a bookmark not on the page

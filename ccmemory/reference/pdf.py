@@ -1,7 +1,8 @@
-"""PDF -> markdown with page markers, headings recovered from font sizes (pypdf, BSD-3-Clause).
+"""PDF -> markdown with page markers, headings from bookmarks or font sizes (pypdf, BSD-3-Clause).
 
-pypdf is pure Python (no AGPL PyMuPDF). Headings: a short line set clearly larger than the
-body text becomes a heading (largest size -> ``#``, next -> ``##``, then ``###``). Paragraphs:
+pypdf is pure Python (no AGPL PyMuPDF). Headings: the PDF's bookmarks (outline) when it has
+them, at their nesting level; otherwise a short line set clearly larger than the body text
+(largest size -> ``#``, next -> ``##``, then ``###``). Paragraphs:
 a line much shorter than the typical line that ends a sentence closes a paragraph. A PDF with
 no text layer (a scan) is refused with a clear message: ccmemory does no OCR.
 """
@@ -96,18 +97,31 @@ def pdf_to_markdown(path: Path, *, name: str | None = None) -> PdfText:
         meta_title = None
     title = str(meta_title).strip() if meta_title and str(meta_title).strip() else None
 
+    marks = _outline(reader)
     out: list[str] = []
     for n, lines in enumerate(pages, 1):
         out.append(f"*(page {n})*")
         para: list[str] = []
+        todo = list(marks.get(n - 1, []))
+        matched = {i for i, (_, t) in enumerate(todo) if any(_same(t, text) for text, _ in lines)}
+        for i, (lvl, t) in enumerate(todo):
+            if i not in matched:  # a bookmark whose text is not on the page: at the page's top
+                out.append("#" * lvl + " " + _escape_heading(t))
         for text, size in lines:
-            heading = size in level and len(text) <= 120 and not text.endswith((".", ",", ";"))
-            if heading and para:
+            if marks:
+                hit = next((i for i in sorted(matched) if _same(todo[i][1], text)), None)
+                depth = todo[hit][0] if hit is not None else 0
+                if hit is not None:
+                    matched.discard(hit)
+            else:
+                ok = size in level and len(text) <= 120 and not text.endswith((".", ",", ";"))
+                depth = level[size] if ok else 0
+            if depth and para:
                 out.append(" ".join(para))
                 para = []
-            if heading:
-                out.append("#" * level[size] + " " + _escape_heading(text))
-                if title is None and level[size] == 1:
+            if depth:
+                out.append("#" * depth + " " + _escape_heading(text))
+                if title is None and depth == 1:
                     title = text
                 continue
             para.append(text)
@@ -118,6 +132,35 @@ def pdf_to_markdown(path: Path, *, name: str | None = None) -> PdfText:
             out.append(" ".join(para))
     md = "\n\n".join(out) + "\n"
     return PdfText(title, md, len(pages))
+
+
+def _outline(reader: Any) -> dict[int, list[tuple[int, str]]]:
+    """Page index -> [(heading level, title)] from the PDF's bookmarks; {} when it has none.
+    When a PDF has bookmarks they are its headings (font sizes are not consulted then)."""
+    out: dict[int, list[tuple[int, str]]] = {}
+
+    def walk(items: Any, depth: int) -> None:
+        for item in items:
+            if isinstance(item, list):
+                walk(item, depth + 1)
+                continue
+            try:
+                page = reader.get_destination_page_number(item)
+            except Exception:
+                continue
+            text = " ".join(str(getattr(item, "title", "") or "").split())
+            if page is not None and text:
+                out.setdefault(page, []).append((min(depth, 4), text))
+
+    try:
+        walk(reader.outline, 1)
+    except Exception:
+        return {}
+    return out
+
+
+def _same(a: str, b: str) -> bool:
+    return " ".join(a.split()).casefold() == " ".join(b.split()).casefold()
 
 
 def _escape_heading(text: str) -> str:
