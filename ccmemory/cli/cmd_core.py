@@ -303,8 +303,13 @@ def check(as_json: bool, strict: bool, base: str | None) -> None:
             prefix = "" if f.level == "error" else "warning: "
             click.echo(f"{f.path}:{f.line}: {prefix}{f.message}")
         n_files = sum(1 for _ in vault.iter_paths())
+        from ccmemory.reference.sync import scan as scan_reference
+
+        n_ref = len(scan_reference(vault)[0])
         click.echo(
-            f"{n_files} memory files checked: {len(errors)} error(s), "
+            f"{n_files} memory files"
+            + (f" and {n_ref} reference files" if n_ref else "")
+            + f" checked: {len(errors)} error(s), "
             f"{len(findings) - len(errors)} warning(s)",
             err=True,
         )
