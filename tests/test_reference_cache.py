@@ -110,6 +110,8 @@ def test_cache_url_keeps_content_drops_boilerplate_and_updates_in_place(
     )
     assert found[0]["citation"].endswith("#clock-skew") and found[0]["heading_path"][-1] == "Clock skew"
     assert found[0]["citation"].startswith("ccmemory://reference/cached/web/")
+    stats = json.loads(run_cli(repo, "stats", "--json").stdout)
+    assert stats["reference"]["files"] == 1 and stats["reference"]["sections"] >= 5
     mixed = run_cli(repo, "search", "--reference", "--type", "decision", "clock skew", check=False)
     assert mixed.returncode == 2 and "--type cannot be combined with --reference" in mixed.stderr
 

@@ -336,6 +336,10 @@ def reindex_cmd(full: bool, no_embed: bool, as_json: bool) -> None:
             ebar = Progress("embedding")
             embedded, problem = svc.embed_missing(progress=ebar)
             ebar.close()
+            if problem is None and report.reference:
+                from ccmemory.reference.ops import embed_sections
+
+                problem = embed_sections(svc)
         if as_json:
             data = report.as_dict()
             data["embedded"] = embedded

@@ -213,6 +213,11 @@ def stats_cmd(as_json: bool) -> None:
     with service() as svc:
         data = svc.index.stats(svc.project)
         data["project"] = svc.project
+        from ccmemory.reference.ops import counts
+
+        ref = counts(svc)
+        if ref.get("files"):
+            data["reference"] = ref
         if as_json:
             emit_json(data)
             return
@@ -223,3 +228,5 @@ def stats_cmd(as_json: bool) -> None:
             click.echo(f"  {k:16} {v}")
         click.echo(f"  relations        {data['relations']}")
         click.echo(f"  invalid files    {data['invalid_files']}")
+        if ref.get("files"):
+            click.echo(f"  reference        {ref['files']} files, {ref['sections']} sections")

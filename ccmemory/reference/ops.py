@@ -50,6 +50,29 @@ def query(
     )
 
 
+def counts(svc: Service) -> dict[str, int]:
+    """{"files", "sections", "invalid"} of the indexed tree; {} when the backend has none."""
+    idx = svc.index
+    if not supports(idx):
+        return {}
+    files = idx.ref_files(svc.project)  # type: ignore[attr-defined]
+    return {
+        "files": len(files),
+        "sections": sum(int(f["chunks"]) for f in files),
+        "invalid": sum(1 for f in files if f.get("error")),
+    }
+
+
+def embed_sections(svc: Service) -> str | None:
+    """Vectors for sections that have none yet (as `reindex` does for memories); a problem or None."""
+    from ccmemory.reference.search import embed_missing
+
+    emb = svc.embedder()
+    if emb is None or not supports(svc.index):
+        return None
+    return embed_missing(svc.index, svc.project, emb)
+
+
 def list_references(svc: Service) -> list[dict[str, Any]]:
     from ccmemory.reference import tree_path
 
