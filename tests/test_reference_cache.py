@@ -21,6 +21,7 @@ from tests._webserver import Route, serve
 from tests.conftest import RunCli
 
 HTML = Path(__file__).parent / "data" / "reference_html"
+LOCAL = {"allow_private": True}  # the test server is on 127.0.0.1
 SECRET = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 
 
@@ -75,7 +76,7 @@ def test_cache_url_keeps_content_drops_boilerplate_and_updates_in_place(
     repo: Path, site: tuple[str, dict[str, Route]], run_cli: RunCli
 ) -> None:
     base, routes = site
-    out = run_cli(repo, "cache", f"{base}/docs/jwt", "--json")
+    out = run_cli(repo, "cache", f"{base}/docs/jwt", "--allow-private-hosts", "--json")
     res = json.loads(out.stdout)
     assert res["created"] is True and res["path"].startswith(
         ".ccmemory/reference/cached/web/127-0-0-1-docs-jwt-"
@@ -123,7 +124,9 @@ def test_cache_url_keeps_content_drops_boilerplate_and_updates_in_place(
         b"<article><h1>JWT v2</h1><p>Rewritten guide about token lifetimes and rotation of keys"
         b" used by every issuer in the fleet.</p></article></body></html>",
     )
-    res2 = json.loads(run_cli(repo, "cache", f"{base}/docs/jwt#top", "--json").stdout)
+    res2 = json.loads(
+        run_cli(repo, "cache", f"{base}/docs/jwt#top", "--allow-private-hosts", "--json").stdout
+    )
     assert res2["path"] == res["path"] and res2["created"] is False
     assert "Rewritten guide" in read(repo, res["path"]).content
     assert len(list((repo / ".ccmemory/reference/cached/web").iterdir())) == 1
@@ -138,19 +141,19 @@ def test_cache_redacts_secrets_and_follows_one_redirect(
 ) -> None:
     base, _ = site
     vault = Vault(repo)
-    res = cache_url(vault, f"{base}/handbook/wal")
+    res = cache_url(vault, f"{base}/handbook/wal", fetch_kw=LOCAL)
     text = (repo / res.path).read_text()
     assert SECRET not in text and "[REDACTED:" in text and res.redactions >= 1
     assert "PRAGMA journal_mode = WAL;" in text and "| PASSIVE | no | no |" in text
     assert "Managed Postgres" not in text and "Donate" not in text
-    moved = cache_url(vault, f"{base}/moved")
+    moved = cache_url(vault, f"{base}/moved", fetch_kw=LOCAL)
     assert moved.path == f".ccmemory/reference/cached/web/{web_name(base + '/moved')}"
     assert "Registered claims" in (repo / moved.path).read_text()
-    latin = cache_url(vault, f"{base}/latin1")
+    latin = cache_url(vault, f"{base}/latin1", fetch_kw=LOCAL)
     assert "Crème brûlée" in (repo / latin.path).read_text(encoding="utf-8")
-    md = cache_url(vault, f"{base}/notes.md")
+    md = cache_url(vault, f"{base}/notes.md", fetch_kw=LOCAL)
     assert md.title == "Notes" and "plain markdown page" in (repo / md.path).read_text()
-    pdf = cache_url(vault, f"{base}/paper.pdf")
+    pdf = cache_url(vault, f"{base}/paper.pdf", fetch_kw=LOCAL)
     assert pdf.pages == 1 and "# Remote Paper" in (repo / pdf.path).read_text()
 
 
@@ -169,7 +172,7 @@ def test_cache_refuses_unsafe_or_unusable_pages(
 ) -> None:
     base, _ = site
     with pytest.raises(CacheError, match=message):
-        cache_url(Vault(repo), base + path)
+        cache_url(Vault(repo), base + path, fetch_kw=LOCAL)
     assert not (repo / ".ccmemory/reference/cached/web").exists() or not any(
         (repo / ".ccmemory/reference/cached/web").iterdir()
     )
@@ -178,7 +181,7 @@ def test_cache_refuses_unsafe_or_unusable_pages(
 def test_size_cap_and_url_checks(repo: Path, site: tuple[str, dict[str, Route]]) -> None:
     base, _ = site
     with pytest.raises(CacheError, match="byte limit"):
-        cache_url(Vault(repo), f"{base}/big", fetch_kw={"max_bytes": 10_000})
+        cache_url(Vault(repo), f"{base}/big", fetch_kw={**LOCAL, "max_bytes": 10_000})
     for bad, why in [
         ("file:///etc/passwd", "only http"),
         ("ftp://example.com/x", "only http"),
@@ -202,7 +205,7 @@ def test_cache_never_writes_outside_cached(
     ref.mkdir(parents=True, exist_ok=True)
     os.symlink(outside, ref / "cached")
     with pytest.raises(CacheError, match="symbolic link"):
-        cache_url(Vault(repo), f"{base}/docs/jwt")
+        cache_url(Vault(repo), f"{base}/docs/jwt", fetch_kw=LOCAL)
     assert list(outside.iterdir()) == []
 
 
@@ -277,6 +280,8 @@ def mcp(repo: Path) -> Iterator[SyncClient]:
 
 def test_mcp_reference_tools(repo: Path, mcp: SyncClient, site: tuple[str, dict[str, Route]]) -> None:
     base, _ = site
+    cfg = repo / ".ccmemory" / "config.yaml"
+    cfg.write_text(cfg.read_text() + "reference:\n  allow_private_hosts: true\n")
     names = {t.name for t in mcp.list_tools()}
     assert {"query_reference", "list_references", "cache_url", "cache_pdf", "index_reference"} <= names
     cached = mcp.call("cache_url", {"url": f"{base}/blog/ci"})
@@ -328,7 +333,7 @@ def test_end_to_end_on_neo4j(
         "CCMEMORY_NEO4J_PASSWORD": neo4j_server.password,
         "CCMEMORY_PROJECT": "ref-e2e-" + uuid.uuid4().hex[:8],
     }
-    run_cli(repo, "cache", f"{base}/docs/jwt", env=env)
+    run_cli(repo, "cache", f"{base}/docs/jwt", "--allow-private-hosts", env=env)
     (repo / "paper.pdf").write_bytes(
         make_pdf(
             [
@@ -385,3 +390,23 @@ def test_pdf_bookmarks_give_headings_when_fonts_do_not(tmp_path: Path) -> None:
     md = pdf_to_markdown(path).markdown
     assert "*(page 1)*\n\n# Introduction\n\nBody text about the problem.\n\n# Method\n\nWe measured it." in md
     assert "*(page 2)*\n\n# Appendix\n\nThe method text continues" in md  # a bookmark not on the page
+
+
+def test_private_and_metadata_addresses_are_refused_by_default(
+    repo: Path, run_cli: RunCli, site: tuple[str, dict[str, Route]]
+) -> None:
+    from ccmemory.reference.fetch import check_host
+
+    base, _ = site
+    out = run_cli(repo, "cache", f"{base}/docs/jwt", check=False)
+    assert out.returncode == 1 and "non-public address (127.0.0.1)" in out.stderr
+    assert "--allow-private-hosts" in out.stderr
+    for url in (
+        "http://169.254.169.254/latest/meta-data/",
+        "http://10.1.2.3/",
+        "http://[::1]:8080/",
+        "http://localhost/",
+    ):
+        with pytest.raises(FetchError, match="non-public address"):
+            check_host(url)
+    assert not (repo / ".ccmemory/reference/cached").exists()

@@ -21,15 +21,22 @@ from ccmemory.cli.common import emit_json, notice, service
     type=click.IntRange(1024),
     help="Largest page accepted.",
 )
+@click.option(
+    "--allow-private-hosts",
+    is_flag=True,
+    help="Also fetch from loopback, private and link-local addresses (intranet pages).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-def cache_cmd(source: str, timeout: float, max_bytes: int, as_json: bool) -> None:
+def cache_cmd(source: str, timeout: float, max_bytes: int, allow_private_hosts: bool, as_json: bool) -> None:
     """Cache SOURCE (an http(s) URL or a PDF file) as markdown under .ccmemory/reference/cached/
     and index it by section.
 
     Web pages: the main content is kept (headings, lists, code, tables), menus and ads are
     dropped; the file is reference/cached/web/<slug>-<hash>.md with the source URL and time in
     its frontmatter, and caching the same URL again replaces it. Only http and https are fetched,
-    redirects are re-checked, URLs with credentials are refused. PDFs become text with page
+    redirects are re-checked, URLs with credentials are refused, and so are hosts on loopback,
+    private or link-local addresses unless --allow-private-hosts (or config
+    `reference: allow_private_hosts: true`). PDFs become text with page
     markers and headings where the font sizes show them; a scanned PDF (no text layer) is
     refused. Cached text is redacted (secrets removed) before it is written.
     """
@@ -39,7 +46,9 @@ def cache_cmd(source: str, timeout: float, max_bytes: int, as_json: bool) -> Non
     with service() as svc:
         try:
             if "://" in source:
-                result = cache_url(svc, source, timeout=timeout, max_bytes=max_bytes)
+                result = cache_url(
+                    svc, source, timeout=timeout, max_bytes=max_bytes, allow_private=allow_private_hosts
+                )
             else:
                 path = Path(source)
                 if not path.is_file():

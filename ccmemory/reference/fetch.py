@@ -6,7 +6,12 @@
   a redirect can never lead to ``file://``, ``ftp://`` or a credentialed URL;
 - connect/read timeouts plus an overall deadline; the body is streamed and cut off at
   ``max_bytes`` (Content-Length is checked first);
-- only HTML, XHTML, plain text, markdown and PDF content types are accepted.
+- only HTML, XHTML, plain text, markdown and PDF content types are accepted;
+- hosts that resolve to loopback, private, link-local (cloud metadata) or otherwise non-public
+  addresses are refused unless ``allow_private`` (config ``reference: allow_private_hosts: true``
+  or ``ccmemory cache --allow-private-hosts``): a URL handed to the MCP tool by a prompt must not
+  read internal services into the repository. The check runs on every hop; a DNS answer that
+  changes between the check and the connection is not caught.
 """
 
 from __future__ import annotations
@@ -67,6 +72,27 @@ def check_url(url: str) -> str:
     return url
 
 
+def check_host(url: str) -> None:
+    """FetchError unless every address the URL's host resolves to is a public one."""
+    import ipaddress
+    import socket
+
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    try:
+        infos = socket.getaddrinfo(host, parts.port or (443 if parts.scheme == "https" else 80))
+    except (socket.gaierror, UnicodeError) as exc:
+        raise FetchError(f"{url}: cannot resolve {host!r} ({exc})") from None
+    for info in infos:
+        addr = ipaddress.ip_address(str(info[4][0]).split("%", 1)[0])
+        if not addr.is_global:
+            raise FetchError(
+                f"{url}: {host} resolves to a non-public address ({addr}); refusing (set"
+                " `reference: allow_private_hosts: true` in .ccmemory/config.yaml or pass"
+                " --allow-private-hosts to cache intranet pages)"
+            )
+
+
 def fetch(
     url: str,
     *,
@@ -74,10 +100,13 @@ def fetch(
     max_bytes: int = MAX_BYTES,
     max_redirects: int = MAX_REDIRECTS,
     transport: Any = None,
+    allow_private: bool = False,
 ) -> Fetched:
     import httpx
 
     current = check_url(url)
+    if not allow_private:
+        check_host(current)
     deadline = time.monotonic() + timeout * 3
     headers = {
         "User-Agent": USER_AGENT,
@@ -97,6 +126,8 @@ def fetch(
                         nxt = urljoin(current, location)
                         try:
                             current = check_url(nxt)
+                            if not allow_private:
+                                check_host(current)
                         except FetchError as exc:
                             raise FetchError(
                                 f"{current} redirects to a URL that is not allowed: {exc}"

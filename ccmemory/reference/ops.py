@@ -92,8 +92,16 @@ def _index_one(svc: Service, rel: str) -> str | None:
     return None
 
 
+def allow_private_hosts(svc: Service) -> bool:
+    ref = svc.config.raw.get("reference")
+    return bool(isinstance(ref, dict) and ref.get("allow_private_hosts") is True)
+
+
 def cache_url(svc: Service, url: str, **fetch_kw: Any) -> dict[str, Any]:
     from ccmemory.reference.cache import cache_url as write
+
+    if not fetch_kw.get("allow_private"):
+        fetch_kw["allow_private"] = allow_private_hosts(svc)
 
     res = write(svc.vault, url, fetch_kw=fetch_kw or None)
     notice = _index_one(svc, res.path)
