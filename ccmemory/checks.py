@@ -6,6 +6,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from ccmemory.index.base import cited_reference
 from ccmemory.model import FOLDER_TO_TYPE
 from ccmemory.vault import (
     MemoryFileError,
@@ -74,6 +75,9 @@ def check_vault(vault: Vault) -> list[Finding]:
         for r in m.relations:
             targets.append((rel, key_line(text, "relations") or 1, r.target))
     for rel, line, target in targets:
-        if target not in ids:
+        if target not in ids and cited_reference(target) is None:
             findings.append(Finding(rel, line, "warning", f"links to unknown memory id {target}"))
+    from ccmemory.reference.check import reference_findings
+
+    findings += reference_findings(vault)
     return sorted(findings, key=lambda f: (f.path, f.line, f.level, f.message))

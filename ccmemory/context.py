@@ -116,7 +116,34 @@ def build_context(svc: Service, budget_tokens: int, *, task: str | None = None) 
             seen.add(m.id)
             ids.append(m.id)
         out.extend(lines)
-    if not ids:
+    ref_text = _reference(svc, task, budget_tokens - used)
+    if ref_text:
+        out.append("\n" + ref_text)
+    if not ids and not ref_text:
         return ContextResult("", [], 0)
     text = "".join(out)
     return ContextResult(text, ids, estimate_tokens(text))
+
+
+def _reference(svc: Service, task: str | None, budget_tokens: int) -> str:
+    """The few reference sections most relevant to the task (or, at session start, to the
+    current branch's name), when `context: reference_sections: N` is set; off by default."""
+    ctx = svc.config.raw.get("context")
+    n = ctx.get("reference_sections", 0) if isinstance(ctx, dict) else 0
+    if not isinstance(n, int) or n <= 0 or budget_tokens <= 0:
+        return ""
+    query = task
+    if not query:
+        from ccmemory import gitstate
+
+        branch = gitstate.current_branch(svc.vault.root) if gitstate.is_repo(svc.vault.root) else None
+        if not branch or branch == (svc.config.main_branch or gitstate.main_branch(svc.vault.root)):
+            return ""
+        query = branch.replace("/", " ").replace("-", " ").replace("_", " ")
+    from ccmemory.reference.ops import context_sections
+
+    try:
+        text, _ = context_sections(svc, query, budget_tokens, limit=n)
+    except Exception:  # the memories' context must not fail because of the reference tree
+        return ""
+    return text

@@ -24,6 +24,7 @@ class ReindexReport:
     errors: list[FileProblem] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)  # symlinks, FIFOs...: never read
     seconds: float = 0.0
+    reference: dict[str, int] = field(default_factory=dict)  # ccmemory.reference.sync.RefReport
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -35,6 +36,7 @@ class ReindexReport:
             "errors": [{"path": e.path, "line": e.line, "reason": e.reason} for e in self.errors],
             "skipped": [{"path": s.rel, "level": s.level, "reason": s.reason} for s in self.skipped],
             "seconds": round(self.seconds, 3),
+            **({"reference": self.reference} if self.reference else {}),
         }
 
 
@@ -161,5 +163,23 @@ def reindex(
         if chunk or rem:
             index.apply(project, chunk, rem, view.status_of, adders)
     report.errors = index.file_problems(project)
+    _reference(vault, index, project, view.status_of, full, report)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _reference(
+    vault: Vault,
+    index: Index,
+    project: str,
+    status_of: Callable[[str], str],
+    full: bool,
+    report: ReindexReport,
+) -> None:
+    """The reference tree (.ccmemory/reference/) rides along with every reindex."""
+    from ccmemory.reference.sync import reindex_reference
+
+    ref = reindex_reference(vault, index, project, status_of, full=full)
+    if ref.files or ref.removed:
+        report.reference = ref.as_dict()
+    report.errors = sorted([*report.errors, *ref.problems], key=lambda p: (p.path, p.line or 0))

@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "doctor": "ccmemory.cli.cmd_doctor:doctor_cmd",
     "dashboard": "ccmemory.cli.cmd_dashboard:dashboard_cmd",
     "report": "ccmemory.cli.cmd_report:report_cmd",
+    "cache": "ccmemory.cli.cmd_cache:cache_cmd",
 }
 
 

@@ -369,8 +369,13 @@ def check(as_json: bool, strict: bool, base: str | None) -> None:
             prefix = "" if f.level == "error" else "warning: "
             click.echo(f"{f.path}:{f.line}: {prefix}{f.message}")
         n_files = sum(1 for _ in vault.iter_paths())
+        from ccmemory.reference.sync import scan as scan_reference
+
+        n_ref = len(scan_reference(vault)[0])
         click.echo(
-            f"{n_files} memory files checked: {len(errors)} error(s), "
+            f"{n_files} memory files"
+            + (f" and {n_ref} reference files" if n_ref else "")
+            + f" checked: {len(errors)} error(s), "
             f"{len(findings) - len(errors)} warning(s)",
             err=True,
         )
@@ -407,6 +412,10 @@ def reindex_cmd(full: bool, no_embed: bool, as_json: bool) -> None:
                 )
                 raise SystemExit(130) from None
             ebar.close()
+            if problem is None and report.reference:
+                from ccmemory.reference.ops import embed_sections
+
+                problem = embed_sections(svc)
         if as_json:
             data = report.as_dict()
             data["embedded"] = embedded
@@ -426,5 +435,11 @@ def reindex_cmd(full: bool, no_embed: bool, as_json: bool) -> None:
                 + (f", embedded {embedded}" if embedded else "")
                 + f" ({report.seconds:.2f}s)"
             )
+            if report.reference:
+                ref = report.reference
+                click.echo(
+                    f"reference: {ref['files']} files, added {ref['added']}, updated {ref['updated']}, "
+                    f"removed {ref['removed']}, {ref['chunks_written']} sections written"
+                )
             if problem and not no_embed:
                 notice(f"semantic search is off: {problem}")

@@ -44,6 +44,11 @@ from ccmemory.model import TYPES
     help="Also search the related projects (related_to in .ccmemory/config.yaml); their hits are "
     "labelled with their project.",
 )
+@click.option(
+    "--reference",
+    is_flag=True,
+    help="Search the reference tree (.ccmemory/reference/) by section instead of the memories.",
+)
 def search_cmd(
     query: str,
     types: tuple[str, ...],
@@ -59,6 +64,7 @@ def search_cmd(
     as_json: bool,
     at: str | None,
     cross_project: bool = False,
+    reference: bool = False,
 ) -> None:
     """Find memories by words and meaning. The query is plain text: quotes, *, -, AND, NEAR and
     parentheses are searched as words, never as query syntax.
@@ -66,6 +72,28 @@ def search_cmd(
     Each result cites its id, file path and ccmemory://memory/<id>. A memory whose code files
     changed a lot since it was committed is marked "may be stale".
     """
+    if reference:
+        from ccmemory.cli.cmd_cache import search_reference_cmd
+
+        unsupported = [
+            name
+            for name, value in (
+                ("--type", types),
+                ("--topic", topics),
+                ("--file", files),
+                ("--since", since),
+                ("--until", until),
+                ("--include-superseded", include_superseded),
+                ("--at", at),
+                ("--cross-project", cross_project),
+            )
+            if value
+        ]
+        if unsupported:
+            raise click.UsageError(f"{', '.join(unsupported)} cannot be combined with --reference")
+
+        search_reference_cmd(query, limit=limit, mode=mode, status=status, explain=explain, as_json=as_json)
+        return
     from ccmemory.cli.at import service_at
     from ccmemory.lifecycle.staleness import for_indexed
 
@@ -232,6 +260,11 @@ def stats_cmd(as_json: bool) -> None:
     with service() as svc:
         data = svc.index.stats(svc.project)
         data["project"] = svc.project
+        from ccmemory.reference.ops import counts
+
+        ref = counts(svc)
+        if ref.get("files"):
+            data["reference"] = ref
         if as_json:
             emit_json(data)
             return
@@ -242,3 +275,5 @@ def stats_cmd(as_json: bool) -> None:
             click.echo(f"  {k:16} {v}")
         click.echo(f"  relations        {data['relations']}")
         click.echo(f"  invalid files    {data['invalid_files']}")
+        if ref.get("files"):
+            click.echo(f"  reference        {ref['files']} files, {ref['sections']} sections")

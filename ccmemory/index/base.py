@@ -328,3 +328,93 @@ def text_hash(m: IndexedMemory) -> str:
     import hashlib
 
     return hashlib.sha256(embed_text(m).encode("utf-8")).hexdigest()
+
+
+# --- reference knowledge (Domain 2): chunks of .ccmemory/reference/**.md -----------------------
+
+
+@dataclass
+class IndexedChunk:
+    """One section of a reference file, as the index serves it."""
+
+    id: str  # "<path in tree>#<anchor>", e.g. "concepts/jwt.md#claims"
+    path: str  # repo-relative file path
+    order: int
+    heading_path: list[str]
+    text: str
+    status: str
+    title: str | None = None
+    source: str | None = None
+    cached_at: str | None = None
+    tags: list[str] = field(default_factory=list)
+    text_hash: str = ""
+
+    @property
+    def uri(self) -> str:
+        return f"ccmemory://reference/{self.id}"
+
+    @property
+    def anchor(self) -> str:
+        return self.id.split("#", 1)[1]
+
+
+def chunk_embed_text(heading_path: Sequence[str], text: str) -> str:
+    """The text embedded (and hashed) for a chunk: its heading path, then its markdown."""
+    return (" > ".join(heading_path) + "\n" + text).strip()
+
+
+def chunk_text_hash(heading_path: Sequence[str], text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(chunk_embed_text(heading_path, text).encode("utf-8")).hexdigest()
+
+
+def cited_reference(target: str) -> str | None:
+    """A CITES target naming a reference file -> its path in the tree ("concepts/jwt.md"), with
+    any "#section" kept. Accepts ccmemory://reference/..., .ccmemory/reference/... and
+    reference/...; anything else (a memory id) gives None."""
+    for prefix in ("ccmemory://reference/", ".ccmemory/reference/", "reference/"):
+        if target.startswith(prefix):
+            rest = target[len(prefix) :]
+            return rest if rest.split("#", 1)[0].endswith(".md") else None
+    return None
+
+
+class ReferenceIndex(Protocol):
+    """The chunk side of the index (both backends). Fed by ccmemory.reference.sync only."""
+
+    def ref_file_states(self, project: str) -> dict[str, FileState]: ...
+
+    def ref_apply(self, project: str, upserts: Sequence[Any], removed: Iterable[str], status_of: Any) -> None:
+        """Store RefRecords (ccmemory.reference.record) and their chunks/links; drop removed paths."""
+        ...
+
+    def ref_refresh_status(self, project: str, status_of: Any) -> int: ...
+
+    def ref_clear(self, project: str) -> None: ...
+
+    def ref_files(self, project: str) -> list[dict[str, Any]]: ...
+
+    def ref_problems(self, project: str) -> list[FileProblem]: ...
+
+    def ref_chunks(self, project: str, ids: Sequence[str]) -> list[IndexedChunk]: ...
+
+    def ref_file_chunks(self, project: str, path: str) -> list[IndexedChunk]: ...
+
+    def ref_text_search(self, text: str, project: str, limit: int = 50) -> list[tuple[str, float]]: ...
+
+    def ref_missing_vectors(self, project: str, embedder: str) -> list[tuple[str, str]]: ...
+
+    def ref_vector_search(
+        self, embedder: str, vector: Any, project: str, limit: int = 50
+    ) -> list[tuple[str, float]]: ...
+
+    def ref_links(self, project: str, chunk_ids: Sequence[str]) -> list[tuple[str, str, str]]:
+        """(chunk id, "chunk" | "memory", target chunk id or memory id) for links that resolve."""
+        ...
+
+    def ref_citing(self, project: str, chunk_ids: Sequence[str]) -> list[tuple[str, str]]:
+        """(memory id, chunk id): memories whose CITES names the chunk's file (or the chunk)."""
+        ...
+
+    def ref_dump(self, project: str) -> dict[str, Any]: ...

@@ -59,6 +59,7 @@ from ccmemory.index.base import (
     json_columns,
     text_hash,
 )
+from ccmemory.index.neo4j_ref import ReferenceGraph
 from ccmemory.index.query import lucene_query
 from ccmemory.model import (
     APPLIES_TO,
@@ -152,7 +153,7 @@ def _row(r: Any) -> IndexedMemory:
     return IndexedMemory.from_columns(r.data())
 
 
-class Neo4jIndex:
+class Neo4jIndex(ReferenceGraph):
     backend = "neo4j"
 
     def __init__(

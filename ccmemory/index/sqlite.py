@@ -28,6 +28,7 @@ from ccmemory.index.base import (
     text_hash,
 )
 from ccmemory.index.query import fts_query
+from ccmemory.index.sqlite_ref import ReferenceTables
 from ccmemory.model import Memory, fields_text, format_timestamp, index_fields, normalise_topic
 
 SCHEMA_VERSION = 2
@@ -145,7 +146,7 @@ def _move_aside(path: str) -> str:
     return target
 
 
-class SQLiteIndex:
+class SQLiteIndex(ReferenceTables):
     backend = "sqlite"
 
     def __init__(self, path: Path | str):

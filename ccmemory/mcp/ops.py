@@ -1046,7 +1046,8 @@ def schema() -> dict[str, Any]:
             "Project": "the repository (config `project`)",
             "Session": "(Memory)-[:CAPTURED_IN]->(Session)",
             "Author": "frontmatter author, else the git author who added the file",
-            "Chunk": "reference knowledge, NEXT / REFERENCES edges",
+            "Chunk": "a section of a reference file (.ccmemory/reference/): (RefFile)-[:HAS_CHUNK]->(Chunk),"
+            " NEXT in document order, REFERENCES to chunks and memories, (Memory)-[:CITES_CHUNK]->(Chunk)",
         },
         "relations": {r: {"reverse": REVERSE_NAMES[r]} for r in RELATION_TYPES},
         "relation_rule": "written only on the newer memory; reverse edges are derived in the index",

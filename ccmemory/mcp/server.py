@@ -29,7 +29,8 @@ questions, failed approaches, facts, preferences and references, one markdown fi
 Before changing something, `search` or `query_context` for what was decided and what failed.
 When the user corrects you, decides something, or an approach fails, record it with the matching
 `record_*` tool (it writes a new file for review in the pull request). Results cite id, path and
-ccmemory://memory/<id>; read the full text with `get_memory`.
+ccmemory://memory/<id>; read the full text with `get_memory`. Reference knowledge (concepts,
+cached pages and papers under .ccmemory/reference/) is searched by section with `query_reference`.
 """
 
 # --- parameter types ---------------------------------------------------------------------------------
@@ -793,6 +794,9 @@ def build_server(repo: Path | None = None, backend: Backend | None = None) -> MC
     def memory_resource(id: str) -> str:
         return str(_resource(lambda svc: ops.memory_markdown(svc, id)))
 
+    from ccmemory.mcp.reference_tools import register as register_reference
+
+    register_reference(tool, server, be)
     return server
 
 

@@ -220,6 +220,8 @@ class SiteGenerator:
             {"Timeline": "timeline.md"},
             {"Open questions": "questions.md"},
         ]
+        if getattr(self, "_has_reference", False):
+            cfg["nav"].append({"Reference": "reference/index.md"})
         return cfg
 
     def write_project(self, pages: dict[str, str], site_dir: Path) -> int:
@@ -262,7 +264,12 @@ class SiteGenerator:
         timings = timings if timings is not None else {}
         data = self.collect(timings)
         t = time.perf_counter()
-        pages = Renderer(data, self.resources / "templates").render_all()
+        renderer = Renderer(data, self.resources / "templates")
+        pages = renderer.render_all()
+        from ccmemory.site.reference_pages import render_reference
+
+        pages.update(render_reference(renderer, self.svc))
+        self._has_reference = "reference/index.md" in pages
         timings["render"] = time.perf_counter() - t
         t = time.perf_counter()
         changed = self.write_project(pages, site_dir)

@@ -1,0 +1,424 @@
+"""Reference chunks in the Neo4j index (mixed into Neo4jIndex).
+
+Graph model, additive to the memory graph:
+
+- ``(:RefFile {project, scope, path, mtime_ns, size, hash, status, meta, error, error_line})``,
+  one per reference file a clone indexed (``scope`` as for MemoryFile: the indexing user);
+- ``(:RefFile)-[:HAS_CHUNK]->(:Chunk {project, scope, id, path, ord, heading_path, heading,
+  text, text_hash, links})``, and ``(:Chunk)-[:NEXT]->(:Chunk)`` in document order;
+- ``(:Chunk)-[:REFERENCES]->(:Chunk)`` for markdown links between reference files (to the linked
+  section, else the file's first chunk) and ``(:Chunk)-[:REFERENCES]->(:Memory)`` for links to
+  memory files; ``(:Memory)-[:CITES_CHUNK]->(:Chunk)`` for every chunk of a reference file a
+  memory CITES (its CITES relation itself points at an ``:Ident`` named by the URI, like any
+  relation target). Links are re-resolved after every write and status refresh, so a target that
+  appears later is linked by the next reindex.
+- Vectors reuse ``(:Embedding {embedder, text_hash})``; full-text is the ``chunk_fulltext``
+  index (english analyzer) over heading path and text.
+
+Reference chunks are per scope: each clone searches the tree it indexed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from ccmemory.index.base import (
+    FileProblem,
+    FileState,
+    IndexedChunk,
+    IndexError_,
+    chunk_embed_text,
+    chunk_text_hash,
+    cited_reference,
+)
+from ccmemory.index.query import lucene_query
+
+CHUNK_FULLTEXT = "chunk_fulltext"
+_REF_SCHEMA = (
+    "CREATE CONSTRAINT ref_file_key IF NOT EXISTS FOR (f:RefFile) "
+    "REQUIRE (f.project, f.scope, f.path) IS UNIQUE",
+    "CREATE CONSTRAINT chunk_key IF NOT EXISTS FOR (c:Chunk) REQUIRE (c.project, c.scope, c.id) IS UNIQUE",
+    "CREATE INDEX chunk_path IF NOT EXISTS FOR (c:Chunk) ON (c.project, c.scope, c.path)",
+    f"CREATE FULLTEXT INDEX {CHUNK_FULLTEXT} IF NOT EXISTS FOR (c:Chunk) ON EACH [c.heading, c.text] "
+    "OPTIONS {indexConfig: {`fulltext.analyzer`: 'english'}}",
+)
+_RETURN_CHUNK = (
+    "c.id AS id, c.path AS path, c.ord AS ord, c.heading_path AS heading_path, c.text AS text, "
+    "f.status AS status, f.meta AS meta, c.text_hash AS text_hash"
+)
+
+
+def _chunk(r: Any) -> IndexedChunk:
+    meta = json.loads(r["meta"]) if r["meta"] else {}
+    return IndexedChunk(
+        id=r["id"],
+        path=r["path"],
+        order=r["ord"],
+        heading_path=json.loads(r["heading_path"]),
+        text=r["text"],
+        status=r["status"],
+        title=meta.get("title"),
+        source=meta.get("source"),
+        cached_at=meta.get("cached_at"),
+        tags=meta.get("tags") or [],
+        text_hash=r["text_hash"],
+    )
+
+
+class ReferenceGraph:
+    """The ReferenceIndex half of Neo4jIndex (see ccmemory.index.base.ReferenceIndex)."""
+
+    scope: str
+    location: str
+    _session: Callable[[], Any]
+    _read: Callable[..., list[Any]]
+    _ref_ready: bool = False
+
+    def _ref(self) -> None:
+        if not self._ref_ready:
+            with self._session() as s:
+                for stmt in _REF_SCHEMA:
+                    s.run(stmt).consume()
+                s.run("CALL db.awaitIndexes(300)").consume()
+            self._ref_ready = True
+
+    def _q(self, query: str, **params: Any) -> list[Any]:
+        self._ref()
+        try:
+            return self._read(query, **params)
+        except Exception as exc:
+            raise self._ref_error(exc) from None
+
+    def _ref_error(self, exc: BaseException) -> IndexError_:
+        err = getattr(self, "_error", None)
+        if callable(err) and not isinstance(exc, IndexError_):
+            return err(exc)  # type: ignore[no-any-return,unused-ignore]
+        return exc if isinstance(exc, IndexError_) else IndexError_(f"{self.location}: {exc}")
+
+    def ref_file_states(self, project: str) -> dict[str, FileState]:
+        rows = self._q(
+            "MATCH (f:RefFile {project: $p, scope: $s}) RETURN f.path AS path, f.mtime_ns AS m, f.size AS n,"
+            " f.hash AS h",
+            p=project,
+            s=self.scope,
+        )
+        return {r["path"]: FileState(r["path"], r["m"], r["n"], r["h"]) for r in rows}
+
+    def ref_apply(
+        self, project: str, upserts: Sequence[Any], removed: Iterable[str], status_of: Callable[[str], str]
+    ) -> None:
+        self._ref()
+        paths = list(removed) + [r.path for r in upserts]
+        files = []
+        chunks = []
+        for rec in upserts:
+            files.append(
+                {
+                    "path": rec.path,
+                    "m": rec.mtime_ns,
+                    "n": rec.size,
+                    "h": rec.hash,
+                    "status": status_of(rec.path),
+                    "meta": None if rec.error else rec.meta_json(),
+                    "error": rec.error,
+                    "line": rec.error_line,
+                }
+            )
+            if rec.error:
+                continue
+            by_chunk: dict[str, list[str]] = {}
+            for cid, target, frag in rec.links:
+                by_chunk.setdefault(cid, []).append(f"{target}#{frag}")
+            for c in rec.chunks:
+                chunks.append(
+                    {
+                        "path": rec.path,
+                        "id": c.id,
+                        "ord": c.order,
+                        "hp": json.dumps(c.heading_path, ensure_ascii=False),
+                        "heading": " ".join([rec.title or "", *c.heading_path]).strip(),
+                        "text": c.text,
+                        "th": chunk_text_hash(c.heading_path, c.text),
+                        "links": by_chunk.get(c.id, []),
+                    }
+                )
+        try:
+            with self._session() as s, s.begin_transaction() as tx:
+                tx.run(
+                    "UNWIND $paths AS path MATCH (f:RefFile {project: $p, scope: $s, path: path}) "
+                    "OPTIONAL MATCH (f)-[:HAS_CHUNK]->(c:Chunk) DETACH DELETE c, f",
+                    p=project,
+                    s=self.scope,
+                    paths=paths,
+                ).consume()
+                tx.run(
+                    "UNWIND $files AS row CREATE (f:RefFile {project: $p, scope: $s, path: row.path,"
+                    " mtime_ns: row.m, size: row.n, hash: row.h, status: row.status, meta: row.meta,"
+                    " error: row.error, error_line: row.line})",
+                    p=project,
+                    s=self.scope,
+                    files=files,
+                ).consume()
+                for start in range(0, len(chunks), 1000):
+                    tx.run(
+                        "UNWIND $rows AS row MATCH (f:RefFile {project: $p, scope: $s, path: row.path}) "
+                        "CREATE (f)-[:HAS_CHUNK]->(:Chunk {project: $p, scope: $s, id: row.id,"
+                        " path: row.path, ord: row.ord, heading_path: row.hp, heading: row.heading,"
+                        " text: row.text,"
+                        " text_hash: row.th, links: row.links})",
+                        p=project,
+                        s=self.scope,
+                        rows=chunks[start : start + 1000],
+                    ).consume()
+                tx.run(
+                    "UNWIND $paths AS path MATCH (a:Chunk {project: $p, scope: $s, path: path}) "
+                    "MATCH (b:Chunk {project: $p, scope: $s, path: path, ord: a.ord + 1}) "
+                    "CREATE (a)-[:NEXT]->(b)",
+                    p=project,
+                    s=self.scope,
+                    paths=sorted({c["path"] for c in chunks}),
+                ).consume()
+                tx.commit()
+            self._relink(project)
+        except IndexError_:
+            raise
+        except Exception as exc:
+            raise self._ref_error(exc) from None
+
+    def _relink(self, project: str) -> None:
+        """Rebuild REFERENCES and CITES_CHUNK edges of this scope from the stored link targets."""
+        from ccmemory.reference import REF_ROOT
+
+        root = REF_ROOT + "/"
+        with self._session() as s, s.begin_transaction() as tx:
+            tx.run(
+                "MATCH (:Chunk {project: $p, scope: $s})-[r:REFERENCES]->() DELETE r", p=project, s=self.scope
+            ).consume()
+            tx.run(
+                "MATCH (:Memory {project: $p})-[r:CITES_CHUNK]->(:Chunk {project: $p, scope: $s}) DELETE r",
+                p=project,
+                s=self.scope,
+            ).consume()
+            # links to reference files: the named section, else the file's first chunk
+            tx.run(
+                "MATCH (a:Chunk {project: $p, scope: $s}) WHERE size(a.links) > 0 "
+                "UNWIND a.links AS link WITH a, split(link, '#') AS parts WHERE parts[0] STARTS WITH $root "
+                "WITH a, parts[0] AS path, substring(parts[0], size($root)) + '#' + parts[1] AS want "
+                "MATCH (b:Chunk {project: $p, scope: $s, path: path}) "
+                "WITH a, b ORDER BY (b.id = want) DESC, b.ord "
+                "WITH a, head(collect(b)) AS b MERGE (a)-[:REFERENCES]->(b)",
+                p=project,
+                s=self.scope,
+                root=root,
+            ).consume()
+            # links to memory files: the memory that file currently serves
+            tx.run(
+                "MATCH (a:Chunk {project: $p, scope: $s}) WHERE size(a.links) > 0 "
+                "UNWIND a.links AS link WITH a, split(link, '#')[0] AS path WHERE NOT path STARTS WITH $root "
+                "MATCH (m:Memory {project: $p, path: path}) MERGE (a)-[:REFERENCES]->(m)",
+                p=project,
+                s=self.scope,
+                root=root,
+            ).consume()
+            cites = [
+                (r["src"], r["dst"])
+                for r in tx.run(
+                    "MATCH (m:Memory {project: $p})-[:CITES]->(i:Ident) RETURN m.id AS src, i.id AS dst",
+                    p=project,
+                )
+            ]
+            rows = []
+            for src, dst in cites:
+                ref = cited_reference(dst)
+                if ref is not None:
+                    path, _, anchor = ref.partition("#")
+                    rows.append({"src": src, "path": root + path, "id": ref if anchor else None})
+            tx.run(
+                "UNWIND $rows AS row MATCH (m:Memory {project: $p, id: row.src}) "
+                "MATCH (c:Chunk {project: $p, scope: $s, path: row.path}) "
+                "WHERE row.id IS NULL OR c.id = row.id MERGE (m)-[:CITES_CHUNK]->(c)",
+                p=project,
+                s=self.scope,
+                rows=rows,
+            ).consume()
+            tx.commit()
+
+    def ref_refresh_status(self, project: str, status_of: Callable[[str], str]) -> int:
+        rows = self._q(
+            "MATCH (f:RefFile {project: $p, scope: $s}) RETURN f.path AS path, f.status AS status",
+            p=project,
+            s=self.scope,
+        )
+        changes = [{"path": r["path"], "status": status_of(r["path"])} for r in rows]
+        changes = [c for c, r in zip(changes, rows, strict=True) if c["status"] != r["status"]]
+        try:
+            if changes:
+                with self._session() as s:
+                    s.run(
+                        "UNWIND $rows AS row MATCH (f:RefFile {project: $p, scope: $s, path: row.path}) "
+                        "SET f.status = row.status",
+                        p=project,
+                        s=self.scope,
+                        rows=changes,
+                    ).consume()
+            if rows:
+                self._relink(project)
+        except Exception as exc:
+            raise self._ref_error(exc) from None
+        return len(changes)
+
+    def ref_clear(self, project: str) -> None:
+        self._ref()
+        try:
+            with self._session() as s:
+                s.run(
+                    "MATCH (x:Chunk|RefFile {project: $p, scope: $s}) "
+                    "CALL (x) { DETACH DELETE x } IN TRANSACTIONS OF 5000 ROWS",
+                    p=project,
+                    s=self.scope,
+                ).consume()
+        except Exception as exc:
+            raise self._ref_error(exc) from None
+
+    def ref_files(self, project: str) -> list[dict[str, Any]]:
+        rows = self._q(
+            "MATCH (f:RefFile {project: $p, scope: $s}) "
+            "RETURN f.path AS path, f.status AS status, f.meta AS meta, f.error AS error, "
+            "COUNT { (f)-[:HAS_CHUNK]->() } AS n ORDER BY path",
+            p=project,
+            s=self.scope,
+        )
+        out = []
+        for r in rows:
+            m = json.loads(r["meta"]) if r["meta"] else {}
+            out.append({"path": r["path"], "status": r["status"], **m, "chunks": r["n"], "error": r["error"]})
+        return out
+
+    def ref_problems(self, project: str) -> list[FileProblem]:
+        rows = self._q(
+            "MATCH (f:RefFile {project: $p, scope: $s}) WHERE f.error IS NOT NULL "
+            "RETURN f.path AS path, f.error_line AS line, f.error AS error ORDER BY path",
+            p=project,
+            s=self.scope,
+        )
+        return [FileProblem(r["path"], r["line"], r["error"]) for r in rows]
+
+    def ref_chunks(self, project: str, ids: Sequence[str]) -> list[IndexedChunk]:
+        if not ids:
+            return []
+        rows = self._q(
+            "UNWIND $ids AS cid MATCH (f:RefFile)-[:HAS_CHUNK]->(c:Chunk {project: $p, scope: $s, id: cid}) "
+            f"RETURN {_RETURN_CHUNK}",
+            p=project,
+            s=self.scope,
+            ids=list(ids),
+        )
+        by_id = {r["id"]: _chunk(r) for r in rows}
+        return [by_id[i] for i in ids if i in by_id]
+
+    def ref_file_chunks(self, project: str, path: str) -> list[IndexedChunk]:
+        rows = self._q(
+            "MATCH (f:RefFile {project: $p, scope: $s, path: $path})-[:HAS_CHUNK]->(c:Chunk) "
+            f"RETURN {_RETURN_CHUNK} ORDER BY c.ord",
+            p=project,
+            s=self.scope,
+            path=path,
+        )
+        return [_chunk(r) for r in rows]
+
+    def ref_text_search(self, text: str, project: str, limit: int = 50) -> list[tuple[str, float]]:
+        q = lucene_query(text)
+        if not q:
+            return []
+        rows = self._q(
+            "CALL db.index.fulltext.queryNodes($index, $q) YIELD node AS c, score "
+            "WHERE c.project = $p AND c.scope = $s "
+            "RETURN c.id AS id, score ORDER BY score DESC, id ASC LIMIT $limit",
+            index=CHUNK_FULLTEXT,
+            q=q,
+            p=project,
+            s=self.scope,
+            limit=limit,
+        )
+        return [(r["id"], round(float(r["score"]), 6)) for r in rows]
+
+    def ref_missing_vectors(self, project: str, embedder: str) -> list[tuple[str, str]]:
+        rows = self._q(
+            "MATCH (c:Chunk {project: $p, scope: $s}) WHERE NOT EXISTS { "
+            "  MATCH (e:Embedding {embedder: $emb, text_hash: c.text_hash}) } "
+            "RETURN c.text_hash AS h, c.heading_path AS hp, c.text AS text ORDER BY c.id",
+            p=project,
+            s=self.scope,
+            emb=embedder,
+        )
+        seen: dict[str, str] = {}
+        for r in rows:
+            seen.setdefault(r["h"], chunk_embed_text(json.loads(r["hp"]), r["text"]))
+        return sorted(seen.items())
+
+    def ref_vector_search(
+        self, embedder: str, vector: Any, project: str, limit: int = 50
+    ) -> list[tuple[str, float]]:
+        query = [float(x) for x in vector]
+        rows = self._q(
+            "MATCH (c:Chunk {project: $p, scope: $s}) "
+            "MATCH (e:Embedding {embedder: $emb, text_hash: c.text_hash}) WHERE e.dim = $dim "
+            "WITH c, vector.similarity.cosine(e.embedding, $v) AS s "
+            "RETURN c.id AS id, s ORDER BY s DESC, id ASC LIMIT $limit",
+            p=project,
+            s=self.scope,
+            emb=embedder,
+            dim=len(query),
+            v=query,
+            limit=limit,
+        )
+        # Neo4j's cosine is (1 + cos) / 2; callers compare raw cosine (as vector_search does)
+        return [(r["id"], round(2.0 * float(r["s"]) - 1.0, 6)) for r in rows]
+
+    def ref_links(self, project: str, chunk_ids: Sequence[str]) -> list[tuple[str, str, str]]:
+        if not chunk_ids:
+            return []
+        rows = self._q(
+            "UNWIND $ids AS cid MATCH (a:Chunk {project: $p, scope: $s, id: cid})-[:REFERENCES]->(b) "
+            "RETURN a.id AS src, CASE WHEN b:Chunk THEN 'chunk' ELSE 'memory' END AS kind, b.id AS dst",
+            p=project,
+            s=self.scope,
+            ids=list(chunk_ids),
+        )
+        return sorted({(r["src"], r["kind"], r["dst"]) for r in rows})
+
+    def ref_citing(self, project: str, chunk_ids: Sequence[str]) -> list[tuple[str, str]]:
+        if not chunk_ids:
+            return []
+        rows = self._q(
+            "UNWIND $ids AS cid MATCH (m:Memory {project: $p})-[:CITES_CHUNK]->(c:Chunk {project: $p,"
+            " scope: $s, id: cid}) RETURN m.id AS src, c.id AS dst",
+            p=project,
+            s=self.scope,
+            ids=list(chunk_ids),
+        )
+        return sorted({(r["src"], r["dst"]) for r in rows})
+
+    def ref_dump(self, project: str) -> dict[str, Any]:
+        files = self._q(
+            "MATCH (f:RefFile {project: $p, scope: $s}) RETURN f.path AS path, f.size AS size,"
+            " f.hash AS hash, f.status AS status, f.meta AS meta, f.error AS error,"
+            " f.error_line AS line ORDER BY path",
+            p=project,
+            s=self.scope,
+        )
+        chunks = self._q(
+            "MATCH (c:Chunk {project: $p, scope: $s}) OPTIONAL MATCH (c)-[:NEXT]->(n:Chunk) "
+            "OPTIONAL MATCH (c)-[:REFERENCES]->(t) "
+            "WITH c, n, collect(DISTINCT t.id) AS refs "
+            "RETURN c.id AS id, c.path AS path, c.ord AS ord, c.heading_path AS hp, c.text AS text,"
+            " c.text_hash AS th, c.heading AS heading, n.id AS next, refs ORDER BY id",
+            p=project,
+            s=self.scope,
+        )
+        return {
+            "files": [tuple(r.values()) for r in files],
+            "chunks": [(*tuple(r.values())[:-1], sorted(r["refs"])) for r in chunks],
+        }
