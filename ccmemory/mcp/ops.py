@@ -237,24 +237,18 @@ class Backend:
 
 
 def resolve_one(svc: Service, ref_: str, what: str = "memory") -> IndexedMemory:
+    """The memory `ref_` names (ccmemory.resolve: id, unique prefix, path or slug); the same
+    not-found and ambiguous messages as the CLI."""
+    from ccmemory.resolve import RefError
+    from ccmemory.resolve import resolve_one as resolve
+
     ref_ = (ref_ or "").strip()
     if not ref_:
         raise ToolFailure("invalid_argument", f"no {what} id given")
-    ids = svc.resolve(ref_)
-    if len(ids) > 1:
-        raise ToolFailure(
-            "ambiguous",
-            f"{ref_!r} matches {len(ids)} memories: {', '.join(ids[:10])}",
-            "pass the full 26-character id",
-        )
-    m = svc.get(ref_) if ids else None
-    if m is None:
-        raise ToolFailure(
-            "not_found",
-            f"no {what} {ref_!r} in project {svc.project}",
-            "find ids with the `search` tool; ids are 26-character ULIDs (a 4+ character prefix works)",
-        )
-    return m
+    try:
+        return resolve(svc, ref_, what)
+    except RefError as exc:
+        raise ToolFailure(exc.code, exc.message, exc.hint) from None
 
 
 def _filters(
