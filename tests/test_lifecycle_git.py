@@ -7,8 +7,6 @@ import json
 import subprocess
 from pathlib import Path
 
-import pytest
-
 from tests.conftest import git, init_git
 from tests.lifecycle_util import add_memory, cli, commit_all, reindex, search
 
