@@ -977,9 +977,36 @@ def detect_issues(
     return out
 
 
-def suggest(svc: Service, ref_: str, *, limit: int) -> dict[str, Any]:
+def suggest_across(svc: Service, *, limit: int) -> dict[str, Any]:
+    """`suggest_connections` without an id: the project's strongest missing links (links.py)."""
+    from ccmemory.links import RULE, missing_links
+
+    items = missing_links(svc, limit=limit)
+    return {
+        "rule": RULE,
+        "results": [
+            {
+                "from": ref(s["from"]),
+                "to": ref(s["to"]),
+                "score": round(s["score"], 6),
+                "suggested_relation": s["suggested_relation"],
+                "shared_words": s["shared_words"],
+                "shared_topics": s["shared_topics"],
+                "shared_files": s["shared_files"],
+            }
+            for s in items
+        ],
+        "how_to_link": "memory files are not rewritten by tools: add the relation to the `from` "
+        "memory's file by hand in a pull request (relations: [{type, target: <id or path>}]), or "
+        "record a new memory with relations=[{type, target}]",
+    }
+
+
+def suggest(svc: Service, ref_: str | None, *, limit: int) -> dict[str, Any]:
     from ccmemory.analysis import suggest_connections
 
+    if ref_ is None or not ref_.strip():
+        return suggest_across(svc, limit=limit)
     m = resolve_one(svc, ref_)
     items, notices = suggest_connections(svc, m, limit=limit)
     out: dict[str, Any] = {
