@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ccmemory.index.base import FileRecord, Index, IndexedMemory
-from ccmemory.model import Memory, Relation, is_ulid
+from ccmemory.model import Memory, Relation, is_provisional, is_ulid
 
 if TYPE_CHECKING:
     from ccmemory.service import Service
@@ -156,6 +156,13 @@ def resolve_one(svc: Service, ref: str, what: str = "memory") -> IndexedMemory:
             "search (`ccmemory search`, or the `search` tool); run `ccmemory reindex` if the file is new",
         )
     return mems[0]
+
+
+def written_reference(m: IndexedMemory) -> str:
+    """How a new memory's file names `m` as a relation target: its id, or while `m` has only a
+    provisional id (a hand-written file not fixed yet) its path, which the index resolves to
+    whatever id the file has later (`relink`)."""
+    return m.path if is_provisional(m.id) else m.id
 
 
 def short_ids(svc: Service, ids: Iterable[str]) -> dict[str, str]:

@@ -216,10 +216,10 @@ def new(
     with service() as svc:
 
         def full_id(ref: str) -> str:
-            from ccmemory.resolve import RefError, resolve_one
+            from ccmemory.resolve import RefError, resolve_one, written_reference
 
             try:
-                return str(resolve_one(svc, ref).id)
+                return written_reference(resolve_one(svc, ref))
             except RefError as exc:
                 notice(f"warning: {exc.message}; kept as written")
                 return ref

@@ -309,7 +309,9 @@ def record(
         )
 
     def full_id(target: str) -> str:
-        return resolve_one(svc, target, "memory to link to").id
+        from ccmemory.resolve import written_reference
+
+        return written_reference(resolve_one(svc, target, "memory to link to"))
 
     sup = list(dict.fromkeys(full_id(s) for s in supersedes or []))
     rels: list[Relation] = []
@@ -389,6 +391,8 @@ def supersede(
     relations: Sequence[dict[str, Any]] | None,
     confidence: float | None,
 ) -> dict[str, Any]:
+    from ccmemory.resolve import written_reference
+
     old = resolve_one(svc, old_ref)
     notices: list[str] = []
     newer = svc.superseded_by([old.id]).get(old.id, [])
@@ -408,7 +412,7 @@ def supersede(
         topics=topics if topics is not None else old.topics,
         files=files if files is not None else old.files,
         relations=relations,
-        supersedes=[old.id],
+        supersedes=[written_reference(old)],
         confidence=confidence,
         fields=fields,
     )
