@@ -157,6 +157,28 @@ def is_ulid(value: str) -> bool:
     return bool(_ULID_RE.match(value))
 
 
+#: Prefix of provisional ids: never a ULID (a ULID has no '-'), safe in paths, URLs and queries.
+PROVISIONAL_PREFIX = "DRAFT-"
+
+
+def provisional_id(rel_path: str) -> str:
+    """The stable id a memory file without `id:` is indexed under until `check --fix` writes a
+    ULID into it: `DRAFT-` + 20 Crockford characters of sha256(repo-relative path). The same
+    path gives the same id on every machine; a rename gives a new one (it is only provisional)."""
+    import hashlib
+
+    value = int.from_bytes(hashlib.sha256(rel_path.encode("utf-8")).digest()[:13], "big") >> 4
+    chars = []
+    for _ in range(20):
+        chars.append(_CROCKFORD[value & 31])
+        value >>= 5
+    return PROVISIONAL_PREFIX + "".join(reversed(chars))
+
+
+def is_provisional(value: str) -> bool:
+    return value.startswith(PROVISIONAL_PREFIX)
+
+
 def id_time(ulid: str) -> datetime:
     value = 0
     for ch in ulid[:10]:
@@ -321,8 +343,13 @@ def _as_str_list(value: Any) -> list[str] | None:
     return None
 
 
-def validate(meta: dict[str, Any]) -> list[Problem]:
-    """Check a frontmatter mapping. Errors make the memory unusable; warnings do not."""
+def validate(meta: dict[str, Any], *, draft: bool = False) -> list[Problem]:
+    """Check a frontmatter mapping. Errors make the memory unusable; warnings do not.
+
+    `draft=True` is how a file on disk is read: a hand-written file may leave out `id`,
+    `created` and `title` (warnings; the reader supplies a provisional id, a creation time and a
+    title from the first heading or the file name, and `ccmemory check --fix` writes id and
+    created in). A memory being written (`draft=False`) must have all three."""
     problems: list[Problem] = []
 
     def err(key: str | None, msg: str) -> None:
@@ -337,7 +364,9 @@ def validate(meta: dict[str, Any]) -> list[Problem]:
     elif mtype not in TYPES:
         err("type", f"unknown type {mtype!r} (expected one of: {', '.join(TYPES)})")
     mid = meta.get("id")
-    if mid in (None, ""):
+    if mid in (None, "") and draft:
+        warn(None, "no 'id' yet: indexed under a provisional id; `ccmemory check --fix` adds one")
+    elif mid in (None, ""):
         err(None, "missing 'id'")
     elif not isinstance(mid, str):
         err("id", f"'id' must be a string, got {type(mid).__name__}")
@@ -346,11 +375,15 @@ def validate(meta: dict[str, Any]) -> list[Problem]:
         # anything but the ULID form (e.g. `../../tmp/x`) is refused (docs/security.md)
         err("id", f"id {mid[:80]!r} is not a ULID (26 Crockford base32 characters)")
     title = meta.get("title")
-    if title in (None, "") or (isinstance(title, str) and not title.strip()):
+    if (title in (None, "") or (isinstance(title, str) and not title.strip())) and draft:
+        warn(None, "no 'title': the first '# heading' of the body or the file name is used")
+    elif title in (None, "") or (isinstance(title, str) and not title.strip()):
         err(None, "missing 'title'")
     elif not isinstance(title, str):
         err("title", "'title' must be text")
-    if "created" not in meta:
+    if meta.get("created") in (None, "") and draft:
+        warn(None, "no 'created' yet: `ccmemory check --fix` adds it (from git history when committed)")
+    elif "created" not in meta:
         err(None, "missing 'created'")
     elif parse_timestamp(meta["created"]) is None:
         err("created", f"bad timestamp {meta['created']!r} (use ISO-8601, e.g. 2026-11-20T14:03:11Z)")
@@ -394,7 +427,8 @@ def validate(meta: dict[str, Any]) -> list[Problem]:
 
 
 def from_frontmatter(meta: dict[str, Any], body: str) -> Memory:
-    """Build a Memory from a mapping that `validate` found free of errors."""
+    """Build a Memory from a mapping that `validate` found free of errors (a draft's missing
+    id, created and title already supplied: `vault.parse_text`)."""
     mtype = meta["type"]
     spec = TYPES[mtype]
     created = parse_timestamp(meta["created"])

@@ -208,14 +208,10 @@ class Service:
 
     # --- reading --------------------------------------------------------------------------------
     def resolve(self, ref: str) -> list[str]:
-        ids = self.index.resolve(self.project, ref)
-        if not ids and ("/" in ref or ref.endswith(".md")):
-            try:
-                rel = self.vault.rel(self.vault.safe_path(ref))
-            except ValueError:
-                return []
-            ids = self.index.resolve(self.project, rel)
-        return ids
+        """Ids `ref` names: full id, unique prefix, path or slug (the one resolver, resolve.py)."""
+        from ccmemory.resolve import resolve_ids
+
+        return resolve_ids(self, ref)
 
     def get(self, ref: str) -> IndexedMemory | None:
         ids = self.resolve(ref)

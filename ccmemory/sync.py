@@ -59,6 +59,10 @@ def load_record(path: Path, rel: str, mtime_ns: int, size: int) -> FileRecord:
     timestamp tick with the same size would be invisible to the (mtime, size) check. Its mtime is
     stored as -1 so the next reindex hashes it again.
     """
+    from datetime import UTC, datetime
+
+    # a hand-written file without `created:` is indexed with its modification time until fixed
+    modified = datetime.fromtimestamp(mtime_ns // 1_000_000_000, UTC) if mtime_ns > 0 else None
     if time.time_ns() - mtime_ns < RACY_NS:
         mtime_ns = -1
     try:
@@ -67,7 +71,7 @@ def load_record(path: Path, rel: str, mtime_ns: int, size: int) -> FileRecord:
         return FileRecord(rel, mtime_ns, size, "", None, exc.reason, exc.line)
     digest = hashlib.sha256(data).hexdigest()
     try:
-        parsed = parse_text(decode(data, rel), rel)
+        parsed = parse_text(decode(data, rel), rel, created_fallback=modified)
     except MemoryFileError as exc:
         return FileRecord(rel, mtime_ns, len(data), digest, None, exc.reason, exc.line)
     return FileRecord(rel, mtime_ns, len(data), digest, parsed.memory)
@@ -103,6 +107,28 @@ def _full_beside(
         raise
     index.swap_in(fresh)  # type: ignore[attr-defined]
     return report
+
+
+def _relink(
+    vault: Vault,
+    index: Index,
+    project: str,
+    records: list[FileRecord],
+    status_of: Callable[[str], str],
+    adders: dict[str, str] | None,
+) -> None:
+    """Relation targets written as a path or an id prefix become ids (`resolve.relink`)."""
+    from ccmemory.resolve import relink
+
+    def reload(rel: str) -> FileRecord | None:
+        path = vault.abs(rel)
+        try:
+            st = path.stat()
+        except OSError:
+            return None
+        return load_record(path, rel, st.st_mtime_ns, st.st_size)
+
+    relink(index, project, records, reload, status_of, adders)
 
 
 def reindex(
@@ -162,6 +188,8 @@ def reindex(
         rem = removed if start == 0 else []
         if chunk or rem:
             index.apply(project, chunk, rem, view.status_of, adders)
+    if records or removed:
+        _relink(vault, index, project, records, view.status_of, adders)
     report.errors = index.file_problems(project)
     _reference(vault, index, project, view.status_of, full, report)
     report.seconds = time.perf_counter() - started

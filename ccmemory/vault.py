@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from ccmemory.atomic import atomic_write
+from ccmemory.atomic import UMASK, atomic_write
 from ccmemory.model import (
     FOLDER_TO_TYPE,
     TYPES,
@@ -237,6 +237,72 @@ def find_root(start: Path | None = None) -> Path | None:
 class ParsedFile:
     memory: Memory
     warnings: list[Problem]
+    supplied: tuple[str, ...] = ()  # keys a hand-written file left out: id, created, title
+
+
+_COMMENT_RE = re.compile(r"<!--.*?-->[ \t]*\n?", re.DOTALL)
+_FENCE_RE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})", re.MULTILINE)
+_HEADING_RE = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
+
+
+def strip_comments(body: str) -> str:
+    """The body without HTML comments (template guidance, notes to reviewers), outside fenced
+    code blocks: what is indexed, searched and published."""
+    if "<!--" not in body:
+        return body
+    out: list[str] = []
+    pos = 0
+    fences = list(_FENCE_RE.finditer(body))
+    spans: list[tuple[int, int]] = []  # fenced code blocks, kept verbatim
+    i = 0
+    while i < len(fences):
+        opening = fences[i]
+        closing = next(
+            (f for f in fences[i + 1 :] if f.group(1)[0] == opening.group(1)[0]
+             and len(f.group(1)) >= len(opening.group(1))),
+            None,
+        )
+        end = closing.end() if closing else len(body)
+        spans.append((opening.start(), end))
+        i = fences.index(closing) + 1 if closing else len(fences)
+    for start, end in [*spans, (len(body), len(body))]:
+        out.append(_COMMENT_RE.sub("", body[pos:start]))
+        out.append(body[start:end])
+        pos = end
+    return re.sub(r"\n{3,}", "\n\n", "".join(out)).strip("\n")
+
+
+def title_from(body: str, path: str) -> str:
+    """A missing title: the body's first markdown heading, else the file name without its date
+    prefix and id suffix (`2026-11-20-adopt-ruff-7k2q.md` -> 'Adopt ruff')."""
+    m = _HEADING_RE.search(body)
+    if m and m.group(1).strip():
+        return m.group(1).strip()[:200]
+    stem = Path(path).stem
+    stem = re.sub(r"^\d{4}-\d{2}-\d{2}-", "", stem)
+    words = stem.replace("_", "-").split("-")
+    text = " ".join(w for w in words if w) or "Untitled"
+    return text[:1].upper() + text[1:]
+
+
+def _supply(meta: dict[str, Any], body: str, path: str, created_fallback: datetime | None) -> list[str]:
+    """Fill what a hand-written file left out (after `validate(draft=True)` warned about it)."""
+    from datetime import UTC
+
+    from ccmemory.model import provisional_id
+
+    supplied: list[str] = []
+    if meta.get("id") in (None, ""):
+        meta["id"] = provisional_id(path)
+        supplied.append("id")
+    if meta.get("created") in (None, ""):
+        meta["created"] = created_fallback or datetime.now(UTC).replace(microsecond=0)
+        supplied.append("created")
+    title = meta.get("title")
+    if title in (None, "") or (isinstance(title, str) and not title.strip()):
+        meta["title"] = title_from(body, path)
+        supplied.append("title")
+    return supplied
 
 
 def key_line(text: str, key: str | None) -> int | None:
@@ -248,8 +314,13 @@ def key_line(text: str, key: str | None) -> int | None:
     return text.count("\n", 0, m.start()) + 1 if m else 1
 
 
-def parse_text(text: str, path: str) -> ParsedFile:
-    """Parse one memory file's text. Raises MemoryFileError with a line number."""
+def parse_text(text: str, path: str, *, created_fallback: datetime | None = None) -> ParsedFile:
+    """Parse one memory file's text. Raises MemoryFileError with a line number.
+
+    A hand-written file may leave out `id`, `created` and `title` (see `model.validate`):
+    they are supplied (a provisional id from `path`, `created_fallback` or now, a title from
+    the body or the file name) and listed in `ParsedFile.supplied`. HTML comments in the body
+    are not part of the memory (`strip_comments`)."""
     conflict = _CONFLICT_RE.search(text)
     if conflict:
         line = text.count("\n", 0, conflict.start()) + 1
@@ -273,13 +344,15 @@ def parse_text(text: str, path: str) -> ParsedFile:
     if not isinstance(meta, dict):
         raise MemoryFileError(path, 2, "frontmatter must be a YAML mapping of key: value")
     meta = {str(k): v for k, v in meta.items()}
-    problems = validate(meta)
+    problems = validate(meta, draft=True)
     errors = [p for p in problems if p.level == "error"]
     if errors:
         first = errors[0]
         raise MemoryFileError(path, key_line(text, first.key), first.message)
-    memory = from_frontmatter(meta, text[m.end() :].strip("\n"))
-    return ParsedFile(memory, [p for p in problems if p.level == "warning"])
+    body = strip_comments(text[m.end() :].strip("\n"))
+    supplied = _supply(meta, body, path, created_fallback)
+    memory = from_frontmatter(meta, body)
+    return ParsedFile(memory, [p for p in problems if p.level == "warning"], tuple(supplied))
 
 
 def check_text(text: str) -> list[tuple[int, Problem]]:
@@ -293,7 +366,8 @@ def check_text(text: str) -> list[tuple[int, Problem]]:
         return []
     if not isinstance(meta, dict):
         return []
-    return [(key_line(text, p.key) or 1, p) for p in validate({str(k): v for k, v in meta.items()})]
+    meta = {str(k): v for k, v in meta.items()}
+    return [(key_line(text, p.key) or 1, p) for p in validate(meta, draft=True)]
 
 
 def read_bytes_checked(path: Path | str, rel: str) -> bytes:
@@ -314,6 +388,24 @@ def decode(data: bytes, rel: str) -> str:
     except UnicodeDecodeError as exc:
         raise MemoryFileError(rel, None, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     return text.replace("\r\n", "\n")
+
+
+def id_suffix(memory_id: str) -> str:
+    """The file-name suffix that keeps same-day, same-title memories apart: the last four
+    characters of the id (a ULID's random part), lower case."""
+    tail = re.sub(r"[^0-9A-Za-z]", "", memory_id)[-4:]
+    return tail.lower() or "0000"
+
+
+def file_time(path: Path) -> datetime | None:
+    """A file's modification time (UTC, whole seconds): the provisional `created` of a
+    hand-written file that has none yet."""
+    from datetime import UTC
+
+    try:
+        return datetime.fromtimestamp(int(path.stat().st_mtime), UTC)
+    except OSError:
+        return None
 
 
 class Vault:
@@ -396,11 +488,15 @@ class Vault:
 
     def read_full(self, path: Path) -> ParsedFile:
         rel = self.rel(path)
-        return parse_text(decode(read_bytes_checked(path, rel), rel), rel)
+        text = decode(read_bytes_checked(path, rel), rel)
+        return parse_text(text, rel, created_fallback=file_time(path))
 
     # writing
     def path_for(self, memory: Memory) -> Path:
-        name = f"{memory.created.strftime('%Y-%m-%d')}-{slugify(memory.title)}.md"
+        """`<type folder>/<YYYY-MM-DD>-<slug>-<suffix>.md`, the suffix being the id's last four
+        characters (lower case): two branches that record the same title on the same day write
+        two different files, so merging them never conflicts (docs/git-lifecycle.md)."""
+        name = f"{memory.created.strftime('%Y-%m-%d')}-{slugify(memory.title)}-{id_suffix(memory.id)}.md"
         return self.folder_for(memory.type) / name
 
     def write_new(self, memory: Memory) -> Path:
@@ -422,7 +518,7 @@ class Vault:
             if path.exists():
                 continue
             try:
-                atomic_write(path, data, overwrite=False)
+                atomic_write(path, data, overwrite=False, mode=UMASK)
             except FileExistsError:
                 continue
             return path

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 from pathlib import Path
 
@@ -42,7 +43,8 @@ def test_new_search_show_trace_context(tmp_path: Path, run_cli: RunCli) -> None:
         "--body",
         "Session tokens live in httpOnly cookies, never in localStorage.",
     ).stdout.strip()
-    assert path.startswith(".ccmemory/decisions/") and path.endswith("-use-httponly-cookies.md")
+    assert path.startswith(".ccmemory/decisions/")
+    assert re.search(r"/\d{4}-\d{2}-\d{2}-use-httponly-cookies-[0-9a-z]{4}\.md$", path), path
     text = (root / path).read_text()
     assert "type: decision" in text and "author: alice@example.com" in text and "branch: main" in text
     first = json.loads(run_cli(root, "search", "where do tokens live", "--json").stdout)

@@ -36,7 +36,7 @@ def test_doctor_sqlite(repo: Path, run_cli: RunCli) -> None:
     assert "server" not in idx
     assert data["embedder"] == {"available": True, "name": "minilm-l6-int8-rq", "dim": 384}
     assert data["capture"]["provider"]
-    assert set(data["git_hooks"]["installed"]) == {"post-merge", "post-checkout", "post-rewrite"}
+    assert set(data["git_hooks"]["installed"]) == {"post-merge", "post-checkout", "post-rewrite", "pre-commit"}
     text = run_cli(repo, "doctor").stdout
     assert "backend      sqlite" in text and "2 memories (curated 2)" in text
     assert ".ccmemory/facts/2026-11-21-broken.md:" in text and "embedder" in text and "git hooks" in text

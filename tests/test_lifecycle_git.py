@@ -7,8 +7,6 @@ import json
 import subprocess
 from pathlib import Path
 
-import pytest
-
 from tests.conftest import git, init_git
 from tests.lifecycle_util import add_memory, cli, commit_all, reindex, search
 
@@ -148,14 +146,76 @@ def test_concurrent_branches_adding_memories_merge_without_conflicts(repo: Path)
     assert all(found[i]["status"] == "curated" for i in ids)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known limitation of the file naming (<date>-<slug>.md, vault.py): two branches that capture "
-    "memories with the SAME title on the same day create the same path -> add/add conflict",
-)
 def test_concurrent_branches_same_title_same_day(repo: Path) -> None:
-    _ids, proc = _two_branches(repo, same_titles=True)
+    # issue 14, scenario 2 (was a known xfail): file names carry a suffix from the id
+    ids, proc = _two_branches(repo, same_titles=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    reindex(repo)
+    found = {**search(repo, "numbat"), **search(repo, "quoll")}
+    assert set(ids) <= set(found) and len(set(ids)) == 6
+
+
+def test_two_clones_capture_the_same_title_and_merge_cleanly(tmp_path: Path, repo: Path) -> None:
+    """Two teammates, two clones of one bare remote, `ccmemory new decision "Adopt ruff"` on the
+    same day on two branches: both merge into main without a conflict, and `check --base`
+    shows the reviewer the pair as possible duplicates."""
+    _base(repo)
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "clone", "-q", "--bare", str(repo), str(remote))
+    alice = repo
+    git(alice, "remote", "add", "origin", str(remote))
+    git(alice, "fetch", "-q", "origin")
+    git(alice, "branch", "-q", "--set-upstream-to=origin/main", "main")
+    bob = tmp_path / "bob"
+    git(tmp_path, "clone", "-q", str(remote), str(bob))
+    git(bob, "config", "user.email", "bob@example.com")
+    git(bob, "config", "user.name", "Bob")
+    git(bob, "config", "commit.gpgsign", "false")
+    cli(bob, "init")  # the clone's own index and hooks (the vault came with the clone)
+
+    made = {}
+    for clone, body in ((alice, "Lint with ruff, drop flake8."), (bob, "Ruff replaces flake8 and isort.")):
+        git(clone, "checkout", "-q", "-b", f"ruff-{clone.name}")
+        out = cli(clone, "new", "decision", "Adopt ruff", "--body", body, "--json").stdout
+        made[clone.name] = json.loads(out)
+        commit_all(clone, "adopt ruff")
+        git(clone, "push", "-q", "origin", f"ruff-{clone.name}")
+    a, b = made[alice.name], made[bob.name]
+    assert a["path"] != b["path"]  # same title, same day, different files
+    assert a["path"].rsplit("-", 1)[0] == b["path"].rsplit("-", 1)[0]  # only the id suffix differs
+
+    # Alice's pull request is merged first
+    git(alice, "checkout", "-q", "main")
+    git(alice, "merge", "-q", "--no-ff", "-m", "merge alice", f"ruff-{alice.name}")
+    git(alice, "push", "-q", "origin", "main")
+
+    # Bob's pull request: the reviewer's check against the new main flags the pair
+    git(bob, "fetch", "-q", "origin")
+    chk = cli(bob, "check", "--base", "origin/main", "--json")
+    dups = [f for f in json.loads(chk.stdout) if "duplicates" in f["message"]]
+    assert [d["path"] for d in dups] == [b["path"]], chk.stdout
+    assert a["id"] in dups[0]["message"] and dups[0]["level"] == "warning"
+
+    # ... and the merge itself never conflicts, whichever way round
+    proc = subprocess.run(
+        ["git", "merge", "--no-ff", "-m", "sync main", "origin/main"], cwd=bob, capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    git(bob, "push", "-q", "origin", f"ruff-{bob.name}")
+    git(alice, "fetch", "-q", "origin")
+    proc = subprocess.run(
+        ["git", "merge", "--no-ff", "-m", "merge bob", f"origin/ruff-{bob.name}"],
+        cwd=alice,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "CONFLICT" not in proc.stdout
+    assert cli(alice, "check").returncode == 0
+    reindex(alice)
+    found = search(alice, "ruff")
+    assert {a["id"], b["id"]} <= set(found)
+    assert found[a["id"]]["status"] == found[b["id"]]["status"] == "curated"
 
 
 def test_conflict_markers_are_reported_and_never_half_parsed(repo: Path) -> None:

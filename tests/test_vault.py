@@ -49,8 +49,12 @@ def test_write_new_never_overwrites(repo: Path) -> None:
     vault = Vault(repo)
     a = vault.write_new(make_memory(title="Same title"))
     b = vault.write_new(make_memory(title="Same title"))
-    assert a != b and a.exists() and b.exists()
-    assert b.name == "2026-11-20-same-title-2.md"
+    assert a != b and a.exists() and b.exists()  # different ids: different suffixes
+    # the same id suffix (same last four characters) still never overwrites: a counter is added
+    c = vault.write_new(make_memory(title="Same title", id="01JD3K8X9QF2B7M4R6T0VWZZZZ"))
+    d = vault.write_new(make_memory(title="Same title", id="01JD3K8X9QF2B7M4R6T0VAZZZZ"))
+    assert c.name == "2026-11-20-same-title-zzzz.md"
+    assert d.name == "2026-11-20-same-title-zzzz-2.md"
     assert a.parent == repo / ".ccmemory" / "decisions"
 
 

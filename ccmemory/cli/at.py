@@ -62,12 +62,12 @@ def show_at(ref: str, rev: str, as_json: bool) -> None:
     from ccmemory.lifecycle.gitread import text_at
 
     with snapshot_service(rev, quiet=as_json) as (svc, commit):
-        ids = svc.resolve(ref)
-        if len(ids) > 1:
-            raise click.ClickException(f"{ref!r} matches {len(ids)} memories at {rev}: {', '.join(ids[:10])}")
-        m = svc.get(ref)
-        if m is None:
-            raise click.ClickException(f"no memory {ref!r} at {rev}")
+        from ccmemory.resolve import RefError, resolve_one
+
+        try:
+            m = resolve_one(svc, ref)
+        except RefError as exc:
+            raise click.ClickException(f"at {rev}: {exc.message}") from None
         edges = svc.index.edges(svc.project, [m.id])
         sup = [e.src for e in edges if e.dst == m.id and e.type == "SUPERSEDES"]
         text = text_at(svc.vault.root, commit, m.path)

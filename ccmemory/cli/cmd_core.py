@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from ccmemory.cli.common import Progress, display_path, emit_json, notice, service
-from ccmemory.model import RELATION_TYPES, TYPES, Memory, Relation, new_id
+from ccmemory.model import RELATION_TYPES, TYPES, Memory, Relation, is_provisional, new_id
 
 TYPE_CHOICE = click.Choice(sorted(TYPES), case_sensitive=False)
 GITIGNORE_LINE = ".ccmemory/local/"
@@ -180,8 +180,9 @@ def new(
     """Write one new memory file and print its path.
 
     TYPE is one of: decision, correction, preference, exception, insight, question,
-    failed_approach, fact, gotcha, pattern, reference. Without --body the type's template text
-    is used. Example:
+    failed_approach, fact, gotcha, pattern, reference. Without --body, $VISUAL/$EDITOR opens
+    with the type's guidance (as a comment, never stored) when run in a terminal; otherwise the
+    body is left empty. Example:
 
       ccmemory new decision "Use httpOnly cookies" --topic auth --body "Tokens live in cookies."
     """
@@ -192,6 +193,8 @@ def new(
     if body == "-":
         body = sys.stdin.read()
     defaults, scaffold = load_template(mtype)
+    if body is None:
+        body = _body_from_editor(mtype, title, scaffold)
     own = {k: v for k, v in defaults.items() if v not in ("", [], None)}
     own.update(_parse_field(fields))
     unknown = set(own) - set(TYPES[mtype].fields)
@@ -213,18 +216,20 @@ def new(
     with service() as svc:
 
         def full_id(ref: str) -> str:
-            ids = svc.resolve(ref)
-            if len(ids) == 1:
-                return str(ids[0])
-            notice(f"warning: {ref} does not name one known memory; kept as written")
-            return ref
+            from ccmemory.resolve import RefError, resolve_one, written_reference
+
+            try:
+                return written_reference(resolve_one(svc, ref))
+            except RefError as exc:
+                notice(f"warning: {exc.message}; kept as written")
+                return ref
 
         memory = Memory(
             id=new_id(),
             type=mtype,
             title=" ".join(title.split()),
             created=datetime.now(UTC).replace(microsecond=0),
-            body=(body if body is not None else scaffold).strip(),
+            body=body.strip(),
             author=svc.config.user_id,
             branch=gitstate.current_branch(svc.vault.root) if gitstate.is_repo(svc.vault.root) else None,
             topics=list(dict.fromkeys(t.strip() for t in topics if t.strip())),
@@ -251,6 +256,25 @@ def new(
             emit_json({"id": memory.id, "path": rec.path, "status": rec.status})
         else:
             click.echo(display_path(svc.vault.root, rec.path))
+
+
+def _interactive() -> bool:
+    return sys.stdin.isatty() and sys.stdout.isatty()
+
+
+def _body_from_editor(mtype: str, title: str, guidance: str) -> str:
+    """`new` without --body: in a terminal, the body typed in $VISUAL/$EDITOR (the template's
+    guidance is a comment there and is removed); otherwise (scripts, hooks, CI) an empty body.
+    Template text never becomes the memory's content."""
+    if not _interactive():
+        return ""
+    from ccmemory.vault import strip_comments
+
+    header = f"<!-- {mtype}: {' '.join(title.split())} -->\n"
+    edited = click.edit(header + (guidance + "\n" if guidance else "") + "\n", extension=".md")
+    if edited is None:
+        raise click.ClickException("the editor was closed without saving: no memory written")
+    return strip_comments(edited).strip()
 
 
 def _record_global(memory: Memory) -> Any:
@@ -280,12 +304,7 @@ def show(ref: str, as_json: bool, at: str | None) -> None:
 
         return show_at(ref, at, as_json)
     with service() as svc:
-        ids = svc.resolve(ref)
-        if len(ids) > 1:
-            raise click.ClickException(f"{ref!r} matches {len(ids)} memories: {', '.join(ids[:10])}")
-        m = svc.get(ref)
-        if m is None:
-            raise click.ClickException(f"no memory {ref!r} (try `ccmemory search` or `ccmemory reindex`)")
+        m = resolve_or_exit(svc, ref)
         edges = svc.index.edges(svc.project, [m.id])
         incoming = [e for e in edges if e.dst == m.id and e.src != m.id]
         outgoing = [e for e in edges if e.src == m.id]
@@ -299,11 +318,16 @@ def show(ref: str, as_json: bool, at: str | None) -> None:
             data["outgoing"] = [asdict(e) for e in outgoing]
             emit_json(data)
             return
+        from ccmemory.resolve import short_ids
+
+        short = short_ids(svc, [m.id, *(e.src for e in incoming), *(e.dst for e in outgoing)])
         path = svc.vault.root / m.path
         click.secho(f"{m.title}", bold=True)
         click.echo(f"{m.type} · {m.status} · {m.created} · {m.author or 'unknown author'}")
-        click.echo(f"{m.id}  {display_path(svc.vault.root, m.path)}  {m.uri}")
-        sup = [e.src for e in incoming if e.type == "SUPERSEDES"]
+        click.echo(f"{short[m.id]}  {display_path(svc.vault.root, m.path)}  {m.uri}")
+        if is_provisional(m.id):
+            notice(f"{m.path} has no id yet: run `ccmemory check --fix` (or commit with the hook)")
+        sup = [short[e.src] for e in incoming if e.type == "SUPERSEDES"]
         if sup:
             click.secho(f"superseded by: {', '.join(sup)}", fg="yellow")
         click.echo("")
@@ -317,9 +341,21 @@ def show(ref: str, as_json: bool, at: str | None) -> None:
         from ccmemory.model import REVERSE_NAMES
 
         for e in outgoing:
-            click.echo(f"→ {e.type} {e.dst}" + (f" ({e.reason})" if e.reason else ""))
+            click.echo(f"→ {e.type} {short[e.dst]}" + (f" ({e.reason})" if e.reason else ""))
         for e in incoming:
-            click.echo(f"← {REVERSE_NAMES.get(e.type, e.type)} {e.src}")
+            click.echo(f"← {REVERSE_NAMES.get(e.type, e.type)} {short[e.src]}")
+
+
+def resolve_or_exit(svc: Any, ref: str) -> Any:
+    """The memory REF names (ccmemory.resolve), or a ClickException with the resolver's message:
+    every command that takes a memory reference goes through here."""
+    from ccmemory.resolve import RefError, resolve_one
+
+    try:
+        return resolve_one(svc, ref)
+    except RefError as exc:
+        extra = "" if exc.code == "ambiguous" else f" ({exc.hint})"
+        raise click.ClickException(exc.message + extra) from None
 
 
 @click.command()
@@ -331,12 +367,19 @@ def show(ref: str, as_json: bool, at: str | None) -> None:
     help="Also compare with REV (e.g. origin/main): warn about new memories that duplicate or "
     "contradict curated ones.",
 )
-def check(as_json: bool, strict: bool, base: str | None) -> None:
+@click.option(
+    "--fix", is_flag=True, help="Write a missing id and created into hand-written memory files first."
+)
+def check(as_json: bool, strict: bool, base: str | None, fix: bool = False) -> None:
     """Validate every memory file; print `path:line: problem` and exit 1 on any error.
 
     Works without the index (usable in pre-commit and CI). Warnings (unknown relation targets,
-    ids that are not ULIDs, memories that may be stale because their code changed a lot since)
-    do not fail the check unless --strict. A possible secret in a memory file is an error.
+    hand-written files without an id or created yet, memories that may be stale because their
+    code changed a lot since) do not fail the check unless --strict. A possible secret in a
+    memory file is an error.
+
+    --fix writes a missing `id` (a ULID) and `created` (when the file was first committed, else
+    now) into hand-written files, changing nothing else in them, then checks.
     """
     from ccmemory.checks import Finding, check_vault
     from ccmemory.vault import Vault, VaultNotFound
@@ -345,6 +388,14 @@ def check(as_json: bool, strict: bool, base: str | None) -> None:
         vault = Vault.open()
     except VaultNotFound as exc:
         raise click.ClickException(str(exc)) from None
+    fixed_lines: list[dict[str, object]] = []
+    if fix:
+        from ccmemory.checks import fix_vault
+
+        for fx in fix_vault(vault):
+            fixed_lines.append({"path": fx.path, "added": dict(fx.added)})
+            if not as_json:
+                click.echo(f"{fx.path}:1: fixed: added {fx.describe()}")
     findings = check_vault(vault)
     from ccmemory.config import load_config
     from ccmemory.gitstate import GitError
@@ -363,7 +414,9 @@ def check(as_json: bool, strict: bool, base: str | None) -> None:
         raise click.ClickException(str(exc)) from None
     errors = [f for f in findings if f.level == "error" or strict]
     if as_json:
-        emit_json([f.as_dict() for f in findings])
+        items: list[dict[str, object]] = [f.as_dict() for f in findings]
+        items += [{**fx, "level": "fixed", "line": 1, "message": "added id/created"} for fx in fixed_lines]
+        emit_json(items)
     else:
         for f in findings:
             prefix = "" if f.level == "error" else "warning: "

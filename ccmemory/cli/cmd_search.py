@@ -129,13 +129,16 @@ def search_cmd(
         if not resp.hits:
             click.echo("no matching memories")
             return
+        from ccmemory.resolve import short_ids
+
+        short = short_ids(svc, [h.memory.id for h in resp.hits])
         for h in resp.hits:
             m = h.memory
             flag = "" if m.status == "curated" else click.style(" [developmental]", fg="yellow")
             if m.id in stale:
                 flag += click.style(" [may be stale]", fg="red")
             click.echo(f"{h.score:.4f}  " + click.style(f"[{m.type}] {m.title}", bold=True) + flag)
-            click.echo(f"        {m.id}  {display_path(svc.vault.root, m.path)}")
+            click.echo(f"        {short[m.id]}  {display_path(svc.vault.root, m.path)}")
             if h.via:
                 click.echo(f"        (related: {h.via})")
             if explain:
@@ -184,8 +187,11 @@ def _cross(svc: Any, query: str, f: Any, limit: int, mode: str, explain: bool, a
 @click.option("--json", "as_json", is_flag=True)
 def trace_cmd(ref: str, direction: str, depth: int, as_json: bool) -> None:
     """Show a memory's supersession chain and its relations in both directions."""
+    from ccmemory.cli.cmd_core import resolve_or_exit
+
     with service() as svc:
-        t = svc.trace(ref, direction=direction, depth=depth)
+        root = resolve_or_exit(svc, ref)  # the same resolver (and messages) as show
+        t = svc.trace(root.id, direction=direction, depth=depth)
         if t is None:
             raise click.ClickException(f"no memory {ref!r}")
         if as_json:
@@ -220,12 +226,15 @@ def trace_cmd(ref: str, direction: str, depth: int, as_json: bool) -> None:
                 }
             )
             return
-        click.secho(f"[{t.root.type}] {t.root.title}  {t.root.id}", bold=True)
+        from ccmemory.resolve import short_ids
+
+        short = short_ids(svc, [t.root.id, *(m.id for m in t.chain), *t.nodes])
+        click.secho(f"[{t.root.type}] {t.root.title}  {short[t.root.id]}", bold=True)
         if len(t.chain) > 1:
             click.echo("supersession chain (oldest first):")
             for m in t.chain:
                 mark = "▶" if m.id == t.root.id else " "
-                click.echo(f"  {mark} {m.created[:10]}  {m.title}  {m.id}")
+                click.echo(f"  {mark} {m.created[:10]}  {m.title}  {short[m.id]}")
         if not t.steps:
             click.echo("no relations")
         for s in t.steps:
@@ -233,7 +242,10 @@ def trace_cmd(ref: str, direction: str, depth: int, as_json: bool) -> None:
             here = s.edge.src if s.direction == "out" else s.edge.dst
             m = t.nodes[other]
             reason = f" — {s.edge.reason}" if s.edge.reason else ""
-            click.echo(f"{'  ' * s.depth}{here[-6:]} {s.label} → [{m.type}] {m.title} {other}{reason}")
+            click.echo(
+                f"{'  ' * s.depth}{short.get(here, here)} {s.label} → [{m.type}] {m.title} "
+                f"{short.get(other, other)}{reason}"
+            )
 
 
 @click.command("context")

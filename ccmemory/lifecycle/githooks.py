@@ -1,4 +1,5 @@
-"""Git hooks that keep the index level with the files after merges, pulls, switches and rebases.
+"""Git hooks that keep the index level with the files after merges, pulls, switches and rebases,
+and a pre-commit hook that adds `id` and `created` to hand-written memory files.
 
 `install(root)` writes post-merge, post-checkout and post-rewrite into the repository's hooks
 folder (`git rev-parse --git-path hooks`, so `core.hooksPath` is honoured). A hook that is already
@@ -23,7 +24,7 @@ from pathlib import Path
 
 from ccmemory import gitstate
 
-HOOK_NAMES = ("post-merge", "post-checkout", "post-rewrite")
+HOOK_NAMES = ("post-merge", "post-checkout", "post-rewrite", "pre-commit")
 MARKER = "# ccmemory-managed-hook"
 CHAIN_SUFFIX = ".pre-ccmemory"
 
@@ -63,11 +64,44 @@ exit $rc
 """
 
 
+# pre-commit: the formatter step for hand-written memories. It runs in the foreground (it changes
+# what is committed) and only when a staged memory file is added or modified: it writes `id` and
+# `created` into staged files that lack them and stages the result (`ccmemory.lifecycle.precommit`).
+# It never refuses a commit: a chained hook's refusal is passed on, ours is always 0.
+_PRE_COMMIT = """\
+#!/bin/sh
+{marker} (pre-commit)
+# Installed by `ccmemory init` (skip with --no-git-hooks). Adds `id:` and `created:` to staged
+# memory files that lack them (hand-written ones), like a formatter, and stages the result; it
+# never refuses a commit. A hook that was here before is kept as pre-commit{chain} and runs
+# first; if it refuses the commit, that is passed on.
+CCMEMORY_PYTHON={python}
+if [ -x "$0{chain}" ]; then
+    "$0{chain}" "$@" || exit $?
+fi
+top=$(git rev-parse --show-toplevel 2>/dev/null) || exit 0
+[ -d "$top/.ccmemory" ] || exit 0
+git diff --cached --name-only --diff-filter=AM -- "$top/.ccmemory/" 2>/dev/null | grep -q '[.]md$' || exit 0
+py=$CCMEMORY_PYTHON
+if [ -z "$py" ] || [ ! -x "$py" ]; then
+    cmd=$(command -v ccmemory 2>/dev/null) || exit 0
+    py=$(sed -n '1s/^#![[:space:]]*//p' "$cmd" 2>/dev/null)
+    [ -n "$py" ] && [ -x "$py" ] || exit 0
+fi
+(cd "$top" && "$py" -m ccmemory.lifecycle.precommit "$top" </dev/null) || true
+exit 0
+"""
+
+
 def _sh_quote(value: str) -> str:
     return "'" + value.replace("'", "'\\''") + "'"
 
 
 def render(name: str, python: str | None) -> str:
+    if name == "pre-commit":
+        return _PRE_COMMIT.format(
+            marker=MARKER, chain=CHAIN_SUFFIX, python=_sh_quote(python) if python else ""
+        )
     return _TEMPLATE.format(
         marker=MARKER,
         name=name,

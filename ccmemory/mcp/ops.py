@@ -237,24 +237,18 @@ class Backend:
 
 
 def resolve_one(svc: Service, ref_: str, what: str = "memory") -> IndexedMemory:
+    """The memory `ref_` names (ccmemory.resolve: id, unique prefix, path or slug); the same
+    not-found and ambiguous messages as the CLI."""
+    from ccmemory.resolve import RefError
+    from ccmemory.resolve import resolve_one as resolve
+
     ref_ = (ref_ or "").strip()
     if not ref_:
         raise ToolFailure("invalid_argument", f"no {what} id given")
-    ids = svc.resolve(ref_)
-    if len(ids) > 1:
-        raise ToolFailure(
-            "ambiguous",
-            f"{ref_!r} matches {len(ids)} memories: {', '.join(ids[:10])}",
-            "pass the full 26-character id",
-        )
-    m = svc.get(ref_) if ids else None
-    if m is None:
-        raise ToolFailure(
-            "not_found",
-            f"no {what} {ref_!r} in project {svc.project}",
-            "find ids with the `search` tool; ids are 26-character ULIDs (a 4+ character prefix works)",
-        )
-    return m
+    try:
+        return resolve(svc, ref_, what)
+    except RefError as exc:
+        raise ToolFailure(exc.code, exc.message, exc.hint) from None
 
 
 def _filters(
@@ -315,7 +309,9 @@ def record(
         )
 
     def full_id(target: str) -> str:
-        return resolve_one(svc, target, "memory to link to").id
+        from ccmemory.resolve import written_reference
+
+        return written_reference(resolve_one(svc, target, "memory to link to"))
 
     sup = list(dict.fromkeys(full_id(s) for s in supersedes or []))
     rels: list[Relation] = []
@@ -395,6 +391,8 @@ def supersede(
     relations: Sequence[dict[str, Any]] | None,
     confidence: float | None,
 ) -> dict[str, Any]:
+    from ccmemory.resolve import written_reference
+
     old = resolve_one(svc, old_ref)
     notices: list[str] = []
     newer = svc.superseded_by([old.id]).get(old.id, [])
@@ -414,7 +412,7 @@ def supersede(
         topics=topics if topics is not None else old.topics,
         files=files if files is not None else old.files,
         relations=relations,
-        supersedes=[old.id],
+        supersedes=[written_reference(old)],
         confidence=confidence,
         fields=fields,
     )
@@ -997,9 +995,36 @@ def detect_issues(
     return out
 
 
-def suggest(svc: Service, ref_: str, *, limit: int) -> dict[str, Any]:
+def suggest_across(svc: Service, *, limit: int) -> dict[str, Any]:
+    """`suggest_connections` without an id: the project's strongest missing links (links.py)."""
+    from ccmemory.links import RULE, missing_links
+
+    items = missing_links(svc, limit=limit)
+    return {
+        "rule": RULE,
+        "results": [
+            {
+                "from": ref(s["from"]),
+                "to": ref(s["to"]),
+                "score": round(s["score"], 6),
+                "suggested_relation": s["suggested_relation"],
+                "shared_words": s["shared_words"],
+                "shared_topics": s["shared_topics"],
+                "shared_files": s["shared_files"],
+            }
+            for s in items
+        ],
+        "how_to_link": "memory files are not rewritten by tools: add the relation to the `from` "
+        "memory's file by hand in a pull request (relations: [{type, target: <id or path>}]), or "
+        "record a new memory with relations=[{type, target}]",
+    }
+
+
+def suggest(svc: Service, ref_: str | None, *, limit: int) -> dict[str, Any]:
     from ccmemory.analysis import suggest_connections
 
+    if ref_ is None or not ref_.strip():
+        return suggest_across(svc, limit=limit)
     m = resolve_one(svc, ref_)
     items, notices = suggest_connections(svc, m, limit=limit)
     out: dict[str, Any] = {

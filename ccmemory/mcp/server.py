@@ -4,18 +4,19 @@ Run with `ccmemory mcp` (stdio) or `ccmemory mcp --http` (streamable HTTP on 127
 Tool errors come back as `isError` results whose text is JSON: {"error": {code, message, hint}}.
 """
 
+import difflib
 import functools
 import json
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from ccmemory.mcp import ops
 from ccmemory.mcp.ops import Backend, ToolFailure
@@ -53,9 +54,13 @@ Status = Literal["curated", "developmental"]
 
 
 class RelationIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")  # a misspelled key is an error, not ignored
+
     type: RelationType = Field(description="Relation from the new memory to the target.")
     target: str = Field(
-        min_length=4, max_length=64, description="Id (or 4+ character id prefix) of an existing memory."
+        min_length=4,
+        max_length=300,
+        description="An existing memory: id, 4+ character id prefix, file path or slug.",
     )
     reason: str | None = Field(default=None, max_length=500, description="Why they are related (optional).")
 
@@ -79,7 +84,7 @@ Relations = Annotated[
     Field(max_length=20, description="Typed links to existing memories.", default=None),
 ]
 Supersedes = Annotated[
-    list[Annotated[str, Field(min_length=4, max_length=64)]] | None,
+    list[Annotated[str, Field(min_length=4, max_length=300)]] | None,
     Field(
         max_length=10,
         description="Ids of memories this one replaces (their files stay unchanged).",
@@ -98,7 +103,8 @@ Offset = Annotated[
     int, Field(ge=0, le=10_000, description="Skip this many results (pagination: use next_offset).")
 ]
 MemoryRef = Annotated[
-    str, Field(min_length=4, max_length=300, description="Memory id, 4+ character id prefix, or file path.")
+    str,
+    Field(min_length=4, max_length=300, description="Memory id, 4+ character id prefix, file path or slug."),
 ]
 Query = Annotated[str, Field(min_length=1, max_length=1000, description="Plain words; no query syntax.")]
 Types = Annotated[
@@ -171,6 +177,81 @@ async def structured_argument_errors(ctx: Any, call_next: Any) -> Any:
     return _error_result(failure).model_dump(by_alias=True, exclude_none=True, mode="json")
 
 
+def _schema_props(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any] | None:
+    """The property schemas of an object schema (following one local $ref), else None."""
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        schema = defs.get(ref.removeprefix("#/$defs/"), {})
+    props = schema.get("properties")
+    return props if isinstance(props, dict) else None
+
+
+def _item_schemas(schema: dict[str, Any]) -> list[dict[str, Any]]:
+    """The schemas an array argument's items may have (`list[X] | None` is an anyOf)."""
+    out: list[dict[str, Any]] = []
+    for option in [schema, *schema.get("anyOf", [])]:
+        items = option.get("items") if isinstance(option, dict) else None
+        if isinstance(items, dict) and option.get("type") == "array":
+            out.append(items)
+    return out
+
+
+def unknown_arguments(schema: dict[str, Any], arguments: dict[str, Any]) -> list[tuple[str, str, list[str]]]:
+    """(where, unknown name, valid names) for every argument name the tool's input schema does
+    not declare: top level, and keys of objects inside list arguments (e.g. relations[0].reasn)."""
+    defs = schema.get("$defs") or {}
+    props = _schema_props(schema, defs) or {}
+    out: list[tuple[str, str, list[str]]] = []
+    for name, value in arguments.items():
+        if name not in props:
+            out.append(("", name, sorted(props)))
+            continue
+        if not isinstance(value, list):
+            continue
+        for item_schema in _item_schemas(props[name]):
+            inner = _schema_props(item_schema, defs)
+            if inner is None:
+                continue
+            for i, item in enumerate(value):
+                if isinstance(item, dict):
+                    out += [(f"{name}[{i}].", k, sorted(inner)) for k in item if k not in inner]
+    return out
+
+
+def strict_arguments(server: MCPServer) -> Any:
+    """Middleware: a tool call with an argument name its input schema does not declare is an
+    `invalid_argument` error naming the closest valid parameter. (The SDK builds each tool's
+    argument model from its signature with pydantic's default `extra="ignore"`, so a misspelled
+    name such as `type` for `types` would otherwise be dropped silently and the call answered
+    as if unfiltered.)"""
+
+    async def middleware(ctx: Any, call_next: Any) -> Any:
+        params = getattr(ctx, "params", None)
+        if getattr(ctx, "method", None) != "tools/call" or not isinstance(params, Mapping):
+            return await call_next(ctx)
+        arguments = params.get("arguments") or {}
+        tool = next((t for t in await server.list_tools() if t.name == params.get("name")), None)
+        if tool is None or not isinstance(arguments, dict):
+            return await call_next(ctx)
+        bad = unknown_arguments(dict(tool.input_schema), arguments)
+        if not bad:
+            return await call_next(ctx)
+        parts = []
+        for where, name, valid in bad:
+            close = difflib.get_close_matches(name, valid, n=1, cutoff=0.5)
+            guess = f"; did you mean {where}{close[0]!r}?" if close else ""
+            parts.append(f"unknown argument {where}{name!r} for tool {tool.name}{guess}")
+        where, _, valid = bad[0]
+        failure = ToolFailure(
+            "invalid_argument",
+            "; ".join(parts),
+            f"valid {'arguments' if not where else 'keys of ' + where.rstrip('.')}: {', '.join(valid)}",
+        )
+        return _error_result(failure).model_dump(by_alias=True, exclude_none=True, mode="json")
+
+    return middleware
+
+
 def build_server(repo: Path | None = None, backend: Backend | None = None) -> MCPServer:
     be = backend or Backend(repo)
     server = MCPServer(
@@ -180,6 +261,7 @@ def build_server(repo: Path | None = None, backend: Backend | None = None) -> MC
         log_level="WARNING",
         middleware=[structured_argument_errors],
     )
+    server.middleware.append(strict_arguments(server))
     readonly = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True)
     writes = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False)
 
@@ -709,9 +791,16 @@ def build_server(repo: Path | None = None, backend: Backend | None = None) -> MC
 
     @tool(
         "Suggest connections for a memory: similar memories (same hybrid search) it is not linked to yet, "
-        "with shared topics/files and a suggested relation type."
+        "with shared topics/files and a suggested relation type. Without `id`: the strongest missing "
+        "links across the whole project (pairs of memories with much in common and no relation)."
     )
-    def suggest_connections(id: MemoryRef, limit: Annotated[int, Field(ge=1, le=20)] = 5) -> dict[str, Any]:
+    def suggest_connections(
+        id: Annotated[
+            str | None,
+            Field(max_length=300, description="Memory id, prefix, path or slug; omit for the whole project."),
+        ] = None,
+        limit: Annotated[int, Field(ge=1, le=20)] = 5,
+    ) -> dict[str, Any]:
         with be.service() as svc:
             return ops.suggest(svc, id, limit=limit)
 
