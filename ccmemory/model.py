@@ -144,7 +144,8 @@ def new_id(now_ms: int | None = None) -> str:
             ms, rand = last_ms, (last_rand + 1) & ((1 << 80) - 1)
         else:
             rand = int.from_bytes(os.urandom(10), "big")
-        _ulid_last = (ms, rand)
+        if now_ms is None:  # an explicit time (e.g. from git history) never moves the process clock
+            _ulid_last = (ms, rand)
     value = (ms << 80) | rand
     chars = []
     for _ in range(26):
