@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ccmemory.index.base import cited_reference
-from ccmemory.model import FOLDER_TO_TYPE, format_timestamp, new_id
+from ccmemory.model import FOLDER_TO_TYPE, format_timestamp
 from ccmemory.resolve import target_ids
 from ccmemory.vault import (
     MemoryFileError,
@@ -172,7 +172,9 @@ def fix_text(text: str, rel: str, root: Path, now: datetime | None = None) -> tu
         ms = int(created.timestamp() * 1000)
         # committed: derived from the first commit, so two clones fixing the same file write the
         # same bytes (and merge cleanly); otherwise a fresh ULID
-        mid = stable_ulid(f"{rel}\0{commit[0]}", ms) if commit else new_id(ms)
+        # (not model.new_id: it would make this process's later ids follow `created`'s time)
+        key = f"{rel}\0{commit[0]}" if commit else os.urandom(16).hex()
+        mid = stable_ulid(key, ms)
         added.append(("id", mid))
     if "created" in missing:
         added.append(("created", format_timestamp(created)))

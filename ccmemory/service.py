@@ -175,6 +175,7 @@ class Service:
             main_branch=self.config.main_branch,
             full=full,
             progress=progress,
+            local_author=self.config.user_id,
         )
         if self.config.related or self.config.backend == "neo4j":
             from ccmemory.crossproject import sync_links

@@ -83,6 +83,7 @@ def _full_beside(
     project: str,
     main_branch: str | None,
     progress: Callable[[int, int], None] | None,
+    local_author: str | None = None,
 ) -> ReindexReport | None:
     """`reindex --full` for a backend that can build a fresh index beside the live one and swap
     it in atomically (SQLite: `fresh_beside` / `swap_in`): readers (SessionStart context, MCP)
@@ -98,7 +99,15 @@ def _full_beside(
     if fresh is None:
         return None
     try:
-        report = reindex(vault, fresh, project, main_branch=main_branch, full=False, progress=progress)
+        report = reindex(
+            vault,
+            fresh,
+            project,
+            main_branch=main_branch,
+            full=False,
+            progress=progress,
+            local_author=local_author,
+        )
     except BaseException:
         fresh.close()
         from ccmemory.index.sqlite import _remove_db_files
@@ -139,10 +148,11 @@ def reindex(
     main_branch: str | None = None,
     full: bool = False,
     progress: Callable[[int, int], None] | None = None,
+    local_author: str | None = None,
 ) -> ReindexReport:
     started = time.perf_counter()
     if full:
-        rebuilt = _full_beside(vault, index, project, main_branch, progress)
+        rebuilt = _full_beside(vault, index, project, main_branch, progress, local_author)
         if rebuilt is not None:
             rebuilt.seconds = time.perf_counter() - started
             return rebuilt
@@ -161,6 +171,10 @@ def reindex(
 
     view = gitstate.snapshot(vault.root, main_branch)
     adders = gitstate.adders(vault.root) if view.in_repo else {}
+    if local_author:
+        # a file not committed yet was added by whoever's working tree it is in: a hand-written
+        # file without `author:` is theirs (and visible to them under the team rule)
+        adders = {**dict.fromkeys(on_disk, local_author), **adders}
 
     if not full:
         # before applying changes, so a re-derived memory's new status is counted too

@@ -17,8 +17,10 @@ import select
 import subprocess
 import sys
 import time
+import uuid
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -232,7 +234,7 @@ def test_templates_are_valid_as_copied_and_their_guidance_is_never_content(
 def test_one_resolver_for_show_trace_and_new(tmp_path: Path) -> None:
     root = _repo(tmp_path)
     vault = Vault(root)
-    ms = 1_795_000_000_000  # four memories created in the same millisecond share 10+ characters
+    ms = 1_760_000_100_000  # (in the past) four memories created in the same millisecond share 10+ characters
     ids = sorted(new_id(now_ms=ms) for _ in range(4))
     for i, mid in enumerate(ids):
         vault.write_new(make_memory(title=f"Same second memory {i}", id=mid, body=f"Body {i}."))
@@ -373,3 +375,68 @@ def test_atomic_write_modes(tmp_path: Path) -> None:
     assert (tmp_path / "a").stat().st_mode & 0o777 == 0o640
     assert (tmp_path / "b").stat().st_mode & 0o777 == 0o600
     assert (tmp_path / "c").stat().st_mode & 0o777 == 0o640
+
+
+# --- both backends: provisional ids and relations by path through the index contract ---------------
+
+
+def _service(root: Path, backend: str, request: pytest.FixtureRequest) -> Any:
+    from ccmemory.config import Config, load_config
+    from ccmemory.service import Service
+
+    if backend == "sqlite":
+        return Service(Vault(root))
+    from ccmemory.index.neo4j import Neo4jIndex
+
+    server = request.getfixturevalue("neo4j_server")
+    cfg = load_config(root)
+    cfg = Config(
+        project=f"hand-{uuid.uuid4().hex[:8]}",
+        backend="neo4j",
+        neo4j_uri=server.uri,
+        neo4j_user=server.user,
+        neo4j_password=server.password,
+        user_id=cfg.user_id,
+    )
+    return Service(Vault(root), cfg, Neo4jIndex.connect(cfg))
+
+
+@pytest.mark.parametrize("backend", ["sqlite", pytest.param("neo4j", marks=pytest.mark.neo4j)])
+def test_provisional_ids_and_path_relations_on_both_backends(
+    tmp_path: Path, backend: str, request: pytest.FixtureRequest
+) -> None:
+    from ccmemory.checks import fix_vault
+
+    root = _repo(tmp_path)
+    _write(root, "decisions/use-ruff.md", HAND)
+    fact = Vault(root).write_new(make_memory("fact", "Python 3.11 is the floor"))
+    fact_id = Vault(root).read(fact).id
+    _write(
+        root,
+        "decisions/format.md",
+        "---\ntype: decision\ntitle: Format with ruff\nsupersedes: [../decisions/use-ruff.md]\n"
+        f"relations:\n  - {{type: DEPENDS_ON, target: {fact_id[:12]}}}\n---\nruff format.\n",
+    )
+    draft = provisional_id(".ccmemory/decisions/use-ruff.md")
+    fmt = provisional_id(".ccmemory/decisions/format.md")
+    with _service(root, backend, request) as svc:
+        report = svc.reindex()
+        assert report.errors == []
+        assert {(e.src, e.type, e.dst) for e in svc.index.edges(svc.project, [fmt])} == {
+            (fmt, "SUPERSEDES", draft),
+            (fmt, "DEPENDS_ON", fact_id),
+        }
+        assert svc.resolve("use-ruff") == [draft]
+        assert svc.index.dangling(svc.project) == []
+        fixed = {f.path: dict(f.added)["id"] for f in fix_vault(svc.vault)}
+        assert set(fixed) == {".ccmemory/decisions/use-ruff.md", ".ccmemory/decisions/format.md"}
+        svc.reindex()
+        new_fmt, new_ruff = fixed[".ccmemory/decisions/format.md"], fixed[".ccmemory/decisions/use-ruff.md"]
+        assert {(e.src, e.type, e.dst) for e in svc.index.edges(svc.project, [new_fmt])} == {
+            (new_fmt, "SUPERSEDES", new_ruff),
+            (new_fmt, "DEPENDS_ON", fact_id),
+        }
+        assert svc.index.dangling(svc.project) == []
+        assert svc.index.superseded_ids(svc.filters()) == {new_ruff}
+        if backend == "neo4j":
+            svc.index.clear(svc.project)

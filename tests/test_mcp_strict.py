@@ -160,7 +160,7 @@ def test_suggest_connections_without_an_id_finds_the_strongest_missing_links(cli
 
 def test_ambiguous_prefix_same_message_as_the_cli(client: SyncClient, repo: Path) -> None:
     vault = Vault(repo)
-    ms = 1_796_000_000_000
+    ms = 1_760_000_000_000  # in the past: new_id keeps later ids after it
     ids = sorted(new_id(now_ms=ms) for _ in range(3))
     for i, mid in enumerate(ids):
         vault.write_new(make_memory(title=f"Twin memory {i}", id=mid))
