@@ -16,6 +16,7 @@ from ccmemory.model import REVERSE_NAMES, Memory
 from ccmemory.search import Hit, SearchResponse, search
 from ccmemory.sync import ReindexReport, load_record, reindex
 from ccmemory.vault import Vault
+from ccmemory.warming import start_background_embedding
 
 
 @dataclass
@@ -63,8 +64,11 @@ class Service:
         self.project = self.config.project
         self._embedder: Any = None
         self._embedder_problem: str | None = None
-        self._vectors_fresh = False  # every memory has a vector (checked since the last write)
-        self.vectors_pending = 0  # memories without a vector after the last embed_missing
+        # (hash, text) of memories known to have no vector, longest first (the shortest are
+        # embedded first, popped from the end); None: not scanned since the last write
+        self._pending: list[tuple[str, str]] | None = None
+        self._scan_stamp: object = None  # the worker's status file when _pending was scanned
+        self.vectors_pending = 0  # memories without a vector, as last counted
         self._background_started = False
 
     @classmethod
@@ -129,14 +133,32 @@ class Service:
         emb = self.embedder()
         if emb is None:
             return 0, self._embedder_problem
+        self._scan_missing(emb)
+        return self._embed_pending(emb, limit, progress)
+
+    def _scan_missing(self, emb: Any) -> None:
+        """The one O(vault) step: which memories have no vector (once per process, after a
+        write, and after a background worker finished)."""
+        from ccmemory import warming
+
+        self._scan_stamp = warming.stamp(self.vault.root)
         todo = self.index.missing_vectors(self.project, emb.name)
+        todo.sort(key=lambda item: len(item[1]), reverse=True)
+        self._pending = todo
         self.vectors_pending = len(todo)
-        if limit is not None:
-            todo = todo[: max(limit, 0)]
-        todo.sort(key=lambda item: len(item[1]))
+
+    def _embed_pending(
+        self, emb: Any, limit: int | None, progress: Callable[[int, int], None] | None
+    ) -> tuple[int, str | None]:
+        """Embed the shortest ``limit`` (all: None) of the known missing texts."""
+        pending = self._pending or []
+        total = len(pending) if limit is None else min(max(limit, 0), len(pending))
         done = 0
-        for start in range(0, len(todo), EMBED_CHUNK):
-            chunk = todo[start : start + EMBED_CHUNK]
+        if progress and total:
+            progress(0, total)
+        while done < total:
+            k = min(EMBED_CHUNK, total - done)
+            chunk = pending[-k:][::-1]
             try:
                 vectors = emb.embed([t for _, t in chunk], kind="document")
             except Exception as exc:
@@ -144,30 +166,44 @@ class Service:
             self.index.store_vectors(
                 emb.name, int(emb.dim), list(zip([h for h, _ in chunk], vectors, strict=True))
             )
-            done += len(chunk)
-            self.vectors_pending -= len(chunk)
+            del pending[-k:]
+            done += k
+            self.vectors_pending = len(pending)
             if progress:
-                progress(done, len(todo))
+                progress(done, total)
         return done, None
 
-    def _warm_vectors(self) -> str | None:
-        """Before a search: embed at most one batch of missing vectors, hand the rest to the
-        background worker (one per repository, see lifecycle/background.py) and return the
-        problem if embedding failed. No search waits on more than :data:`SEARCH_EMBED_BATCH`."""
-        _, problem = self.embed_missing(limit=SEARCH_EMBED_BATCH)
+    def _warm_vectors(self, emb: Any) -> str | None:
+        """Before a search while vectors are missing: wait on one batch of embedding at most
+        (:data:`SEARCH_EMBED_BATCH`) and hand the rest to the background worker (one per
+        repository, see lifecycle/background.py). Bookkeeping is O(1) per search: the missing
+        set is scanned once (see :meth:`_scan_missing`) and kept here; while a worker runs, this
+        search embeds nothing and reads the worker's own count (``ccmemory.warming``).
+        Returns the problem if embedding failed."""
+        from ccmemory import warming
+
+        root = self.vault.root
+        if warming.worker_running(root):
+            left = warming.read_status(root, emb.name)
+            if left is None:  # the worker is still in its text phase
+                if self._pending is None:
+                    self._scan_missing(emb)
+                left = len(self._pending or [])
+            self.vectors_pending = left
+            return None
+        if self._pending is None or warming.stamp(root) != self._scan_stamp:
+            self._scan_missing(emb)  # first time, after a write, or a worker embedded since
+        _, problem = self._embed_pending(emb, SEARCH_EMBED_BATCH, None)
         if problem:
             return problem
-        if self.vectors_pending == 0:
-            self._vectors_fresh = True
-        elif not self._background_started:
-            self._background_started = start_background_embedding(self.vault.root)
+        if self._pending and not self._background_started:
+            self._background_started = start_background_embedding(root)
         return None
 
     # --- writing --------------------------------------------------------------------------------
     def reindex(
         self, *, full: bool = False, progress: Callable[[int, int], None] | None = None
     ) -> ReindexReport:
-        self._vectors_fresh = False
         report = reindex(
             self.vault,
             self.index,
@@ -177,6 +213,8 @@ class Service:
             progress=progress,
             local_author=self.config.user_id,
         )
+        if full or report.added or report.updated or report.removed:
+            self._pending = None  # new texts may lack a vector: scan again at the next search
         if self.config.related or self.config.backend == "neo4j":
             from ccmemory.crossproject import sync_links
 
@@ -193,7 +231,7 @@ class Service:
         If the index is unavailable the file is still written and the notice says so.
         """
         path = self.vault.write_new(memory)
-        self._vectors_fresh = False
+        self._pending = None
         rel = self.vault.rel(path)
         view = gitstate.snapshot(self.vault.root, self.config.main_branch)
         status = view.status_of(rel)
@@ -232,10 +270,8 @@ class Service:
     ) -> SearchResponse:
         f = filters or self.filters()
         emb = self.embedder() if mode in ("hybrid", "semantic") else None
-        if emb is not None and not self._vectors_fresh:
-            # once per process and after each write (or while warming up): scanning for
-            # missing vectors is O(vault)
-            problem = self._warm_vectors()
+        if emb is not None and (self._pending is None or self._pending):
+            problem = self._warm_vectors(emb)
             if problem:
                 emb, self._embedder_problem = None, problem
         resp = search(
@@ -345,42 +381,6 @@ def warming_notice(pending: int) -> str:
         "(embedding in the background); these results use full-text search and the vectors "
         "that are ready"
     )
-
-
-def start_background_embedding(root: Path) -> bool:
-    """Start ``python -m ccmemory.lifecycle.background ROOT`` detached, unless a background
-    reindex already holds the repository's lock (it will embed what is missing). True if one
-    runs now."""
-    import fcntl
-    import os
-    import subprocess
-    import sys
-
-    local = root / ".ccmemory" / "local"
-    try:
-        local.mkdir(parents=True, exist_ok=True)
-        fd = os.open(local / "reindex.lock", os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        fcntl.flock(fd, fcntl.LOCK_UN)
-    except OSError:
-        return True  # a worker holds it
-    finally:
-        os.close(fd)
-    try:
-        subprocess.Popen(
-            [sys.executable, "-m", "ccmemory.lifecycle.background", str(root)],
-            cwd=str(root),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-    except OSError:
-        return False
-    return True
 
 
 def ranked_hits_to_dicts(hits: list[Hit], explain: bool = False) -> list[dict[str, Any]]:

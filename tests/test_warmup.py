@@ -8,6 +8,7 @@ Real git repositories, the real local model, the real CLI, hook and MCP server a
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -121,6 +122,113 @@ def test_search_embeds_at_most_one_batch_and_says_it_is_warming_up(
         assert counting.documents == before
 
 
+class CountingIndex:
+    """Counts the O(vault) scans for missing vectors a Service makes (the real index below)."""
+
+    def __init__(self, svc: Service) -> None:
+        self.scans = 0
+        inner = svc.index.missing_vectors
+
+        def scan(*a: Any, **kw: Any) -> Any:
+            self.scans += 1
+            return inner(*a, **kw)
+
+        svc.index.missing_vectors = scan  # type: ignore[method-assign]
+
+
+class PerCall(Counting):
+    """Also remembers the size of every document batch, to check what one search waited on."""
+
+    def __init__(self, inner: Any) -> None:
+        super().__init__(inner)
+        self.batches: list[int] = []
+
+    def embed(self, texts: Any, kind: str = "document") -> Any:
+        if kind == "document":
+            self.batches.append(len(texts))
+        return super().embed(texts, kind)
+
+    def waited(self) -> list[int]:
+        out, self.batches = self.batches, []
+        return out
+
+
+def test_warming_search_waits_on_one_batch_at_most_and_scans_once_per_write(
+    repo: Path, no_spawn: list[Path]
+) -> None:
+    """No search call waits on more than one batch of embedding, and the bookkeeping is not a
+    scan of the vault per call: the missing set is scanned once, then after a write, then after
+    a background worker's progress; while a worker embeds, a search embeds nothing."""
+    from ccmemory import warming
+
+    n = SEARCH_EMBED_BATCH * 4 + 3
+    fill(repo, n)
+    with Service(Vault(repo)) as svc:
+        svc.reindex()
+        emb = PerCall(svc.embedder())
+        svc._embedder = emb
+        idx = CountingIndex(svc)
+        for i in range(3):
+            resp = svc.search(f"tenant invoice {i}", limit=3)
+            assert emb.waited() == [SEARCH_EMBED_BATCH]  # one batch, one embed call
+            assert resp.vectors_pending == n - (i + 1) * SEARCH_EMBED_BATCH
+        assert idx.scans == 1
+        assert missing(svc) == n - 3 * SEARCH_EMBED_BATCH  # what the bookkeeping says is true
+        idx.scans = 0
+
+        # a write: the new memory's vector is missing too, found by one new scan
+        svc.record(make_memory("fact", "The invoice export runs nightly", body="At 02:00 UTC."))
+        resp = svc.search("invoice export", limit=3)
+        assert idx.scans == 1 and emb.waited() == [SEARCH_EMBED_BATCH]
+        left = n + 1 - 4 * SEARCH_EMBED_BATCH
+        assert resp.vectors_pending == left == missing(svc)
+        idx.scans = 0
+
+        # a background worker holds the lock and says how many it still has: the search embeds
+        # nothing, scans nothing and reports the worker's count
+        local = repo / ".ccmemory" / "local"
+        import fcntl
+        import os
+
+        fd = os.open(local / warming.LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            warming.write_status(local, emb.name, 2)
+            resp = svc.search("cookie session", limit=3)
+            assert emb.waited() == [] and idx.scans == 0
+            assert resp.vectors_pending == 2
+            assert any("warming up: 2 memories" in x for x in resp.notices)
+            # the worker finishes what is left (here: this test, as the worker would)
+            svc2 = Service(Vault(repo))
+            try:
+                done, problem = svc2.embed_missing()
+            finally:
+                svc2.close()
+            assert problem is None and done == left
+            warming.write_status(local, emb.name, 0)
+        finally:
+            os.close(fd)
+        # the worker's status changed since the last scan: scan once, nothing left, no embedding
+        resp = svc.search("retry queue", limit=3)
+        assert idx.scans == 1 and emb.waited() == []
+        assert resp.vectors_pending == 0 and not any("warming up" in x for x in resp.notices)
+        svc.search("schema index", limit=3)
+        assert idx.scans == 1 and emb.waited() == []
+
+
+def test_status_file_is_untrusted_input(repo: Path) -> None:
+    from ccmemory import warming
+
+    local = repo / ".ccmemory" / "local"
+    local.mkdir(parents=True, exist_ok=True)
+    for raw in (b"", b"[1]", b'{"embedder": "m", "pending": -3}', b'{"embedder": "m", "pending": true}',
+                b'{"embedder": "x", "pending": 3}', b"\xff\xfe", b'{"embedder": "m", "pending": "9"}'):
+        (local / warming.STATUS).write_bytes(raw)
+        assert warming.read_status(repo, "m") is None, raw
+    warming.write_status(local, "m", 12)
+    assert warming.read_status(repo, "m") == 12
+
+
 def test_small_vault_is_embedded_inline_without_background(repo: Path, no_spawn: list[Path]) -> None:
     fill(repo, SEARCH_EMBED_BATCH - 2)
     with Service(Vault(repo)) as svc:
@@ -178,6 +286,52 @@ def test_background_worker_embeds_what_is_missing_even_when_nothing_changed(repo
     assert background.run(repo) == 1
     with Service(Vault(repo)) as svc:
         assert missing(svc) == 0
+        name = svc.embedder().name
+    # its last count stays for long-lived searchers to notice (0: done)
+    from ccmemory import warming
+
+    assert warming.read_status(repo, name) == 0
+
+
+def test_watch_hands_embedding_to_the_background_worker(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A real watcher (watchdog on a temp git repo): a new memory is searchable as full text as
+    soon as its pass is done; the watch loop never loads the model or embeds; the background
+    worker it starts computes the vectors."""
+    from ccmemory import embed as embed_mod
+    from ccmemory.lifecycle.watcher import Watcher
+
+    loads: list[str] = []
+    real_get = embed_mod.get_embedder
+
+    def spy_get(*a: Any, **kw: Any) -> Any:
+        loads.append("get_embedder")
+        return real_get(*a, **kw)
+
+    monkeypatch.setattr(embed_mod, "get_embedder", spy_get)
+    w = Watcher(repo, debounce=0.1, max_delay=0.5, reconcile=0)
+    w.start()
+    try:
+        ids = fill(repo, 40)
+        deadline = time.monotonic() + 30
+        added = 0
+        while added < 40 and time.monotonic() < deadline:
+            p = w.tick()
+            if p is not None and p.report is not None:
+                added += p.report.added
+            time.sleep(0.05)
+        assert added == 40
+        assert loads == []  # the watch loop never loaded the model, so it embedded nothing
+        with Service(Vault(repo)) as svc:
+            hits = svc.search("tenant invoice", mode="text", limit=50).hits
+            assert {h.memory.id for h in hits} <= set(ids) and hits
+    finally:
+        w.close()
+    with Service(Vault(repo)) as svc:
+        assert wait_for(lambda: missing(svc) == 0), "the background worker did not embed them"
+    log = (repo / ".ccmemory" / "local" / "githooks.log").read_text()
+    assert sum(int(x) for x in re.findall(r"embedded (\d+)", log)) == 40
 
 
 def test_session_start_hook_never_embeds(
@@ -190,12 +344,27 @@ def test_session_start_hook_never_embeds(
         svc.reindex()
     calls: list[str] = []
     real = Service.embed_missing
+    real_pending = Service._embed_pending
 
     def spy(self: Service, *a: Any, **kw: Any) -> Any:
         calls.append("embed_missing")
         return real(self, *a, **kw)
 
+    def spy_pending(self: Service, *a: Any, **kw: Any) -> Any:
+        calls.append("_embed_pending")  # the search path's inline batch
+        return real_pending(self, *a, **kw)
+
+    from ccmemory import embed as embed_mod
+
+    real_get = embed_mod.get_embedder
+
+    def spy_get(*a: Any, **kw: Any) -> Any:
+        calls.append("get_embedder")  # not even the model load
+        return real_get(*a, **kw)
+
     monkeypatch.setattr(Service, "embed_missing", spy)
+    monkeypatch.setattr(Service, "_embed_pending", spy_pending)
+    monkeypatch.setattr(embed_mod, "get_embedder", spy_get)
     hook.session_start(str(repo), {"session_id": "s-1", "source": "startup", "cwd": str(repo)})
     out = json.loads(capsys.readouterr().out)
     assert "Decision" in out["hookSpecificOutput"]["additionalContext"]  # the path really ran

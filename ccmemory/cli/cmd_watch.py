@@ -32,7 +32,11 @@ import click
     type=click.FloatRange(0, 86400),
     help="Also reindex every N seconds whatever happened (0: never).",
 )
-@click.option("--no-embed", is_flag=True, help="Do not compute embeddings after each reindex.")
+@click.option(
+    "--no-embed",
+    is_flag=True,
+    help="Do not start background embedding after a reindex (full-text only).",
+)
 @click.option(
     "--for",
     "duration",
@@ -48,7 +52,8 @@ def watch_cmd(
 
     Debounced: a burst of changes (an editor's save, a checkout or pull touching hundreds of
     files) becomes one incremental reindex. Branch switches, merges and pulls refresh
-    curated/developmental status. Only one watcher runs per repository.
+    curated/developmental status. Only one watcher runs per repository. New memories are
+    searchable as full text at once; their vectors are computed by the background worker.
     """
     from ccmemory.lifecycle.watcher import AlreadyWatching, Pass, Watcher
     from ccmemory.vault import Vault, VaultNotFound

@@ -4,7 +4,9 @@
 non-blocking lock on `.ccmemory/local/reindex.lock`. The lock holder keeps reindexing while the
 pending mark reappears (a rebase fires many hooks in a row: they coalesce into one or two runs);
 a process that cannot get the lock just leaves the mark for the holder and exits. Everything is
-logged to `.ccmemory/local/githooks.log`; nothing ever raises to the caller.
+logged to `.ccmemory/local/githooks.log`; nothing ever raises to the caller. It is also the
+background embedding worker of searches and `ccmemory watch` (see ccmemory/warming.py): after
+each reindex it embeds what has no vector yet, keeping its count in `.ccmemory/local/embed.status`.
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ import sys
 import time
 from pathlib import Path
 
-PENDING = "reindex.pending"
-LOCK = "reindex.lock"
+from ccmemory.warming import LOCK, PENDING, clear_status, write_status
+
 LOG = "githooks.log"
 
 
@@ -48,6 +50,7 @@ def run(root: Path, *, embed: bool = True) -> int:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
                 return runs  # the holder will see our pending mark
+            clear_status(local)  # a count left by an earlier worker is not ours
             while (local / PENDING).exists():
                 with contextlib.suppress(FileNotFoundError):
                     (local / PENDING).unlink()
@@ -75,7 +78,13 @@ def _reindex_once(root: Path, local: Path, embed: bool) -> None:
                 msg += f"\n    {e.path}:{e.line or 1}: {e.reason}"
             _log(local, msg)
             if embed:  # the model loads only when a vector is missing
-                done, problem = svc.embed_missing()
+                emb = svc.embedder()
+                name = emb.name if emb is not None else ""
+
+                def counted(done: int, total: int) -> None:  # searches elsewhere read this
+                    write_status(local, name, svc.vectors_pending)
+
+                done, problem = svc.embed_missing(progress=counted)
                 if done or problem:
                     _log(local, f"embedded {done}" + (f" ({problem})" if problem else ""))
     except Exception as exc:  # never let a hook-started process crash noisily

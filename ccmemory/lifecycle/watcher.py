@@ -18,6 +18,10 @@ while the watcher is alive. If `.ccmemory/` disappears and comes back (a checkou
 without it, `rm -rf` then restore), the watch is re-established on the new folder, the index is
 reopened (it lived in the removed folder) and rebuilt.
 
+Embedding is not done in the watch loop: after a pass that added or changed memories the watcher
+hands it to the background worker (`ccmemory.warming`, one per repository), so full-text search
+sees a change at once and its vector follows.
+
 One watcher per repository: an exclusive `fcntl.flock` on `.ccmemory/local/watch.lock` (with the
 pid written in it); a second `ccmemory watch` refuses to start.
 """
@@ -281,7 +285,11 @@ class Watcher:
             try:
                 report = self._svc.reindex()
                 if self.embed and (report.added or report.updated):
-                    self._svc.embed_missing()
+                    # the text is searchable now; vectors follow from the background worker
+                    # (this loop never waits on the model)
+                    from ccmemory.warming import start_background_embedding
+
+                    start_background_embedding(self.root)
             except Exception as exc:  # keep watching; the next pass retries
                 self.on_notice(f"reindex failed: {type(exc).__name__}: {exc}")
         self.passes += 1
