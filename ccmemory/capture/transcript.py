@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -220,23 +220,40 @@ class Conversation:
 
 def to_events(records: Iterable[dict[str, Any]], *, include_sidechains: bool = False) -> Conversation:
     """Flatten records (in order) into events. Sidechain records go to `sidechain_events`."""
-    conv = Conversation()
-    records = list(records)
-    records = live_branch(records)
-    pending: dict[str, dict[str, Any]] = {}
-    assistant_events: dict[str, dict[str, Any]] = {}
-    seen_blocks: set[tuple[str, int, str]] = set()
-    seen_tools: set[str] = set()
-    for rec in records:
+    flat = _Flatten(Conversation())
+    for rec in live_branch(list(records)):
+        flat.record(rec)
+    conv = flat.conv
+    if include_sidechains:
+        conv.events.extend(conv.sidechain_events)
+    return conv
+
+
+Emit = Callable[[dict[str, Any]], None]
+
+
+@dataclass
+class _Flatten:
+    """The state of one `to_events` pass: tool calls waiting for their result, assistant
+    messages split over several records, blocks and tool ids already seen."""
+
+    conv: Conversation
+    pending: dict[str, dict[str, Any]] = field(default_factory=dict)
+    assistant_events: dict[str, dict[str, Any]] = field(default_factory=dict)
+    seen_blocks: set[tuple[str, int, str]] = field(default_factory=set)
+    seen_tools: set[str] = field(default_factory=set)
+
+    def record(self, rec: dict[str, Any]) -> None:
         rtype = rec.get("type")
         if rtype not in ("user", "assistant", "system"):
-            continue  # summary, queue-operation, file-history-snapshot, unknown: ignored
+            return  # summary, queue-operation, file-history-snapshot, unknown: ignored
+        conv = self.conv
         side = bool(rec.get("isSidechain"))
         target = conv.sidechain_events if side else conv.events
 
-        def emit(ev: dict[str, Any], rec: dict[str, Any] = rec, target: list = target) -> None:
+        def emit(ev: dict[str, Any]) -> None:
             target.append(ev)
-            if target is conv.events:
+            if not side:
                 conv.record_uuids.append(rec.get("uuid"))
 
         if not side:
@@ -248,34 +265,37 @@ def to_events(records: Iterable[dict[str, Any]], *, include_sidechains: bool = F
             if rec.get("subtype") == "compact_boundary":
                 meta = rec.get("compactMetadata") or {}
                 emit({"k": "compact", "trigger": meta.get("trigger"), "summary": ""})
-            continue
+        elif rtype == "user":
+            self._user(rec, emit)
+        elif not rec.get("isApiErrorMessage"):
+            self._assistant(rec, emit, target)
+
+    def _user(self, rec: dict[str, Any], emit: Emit) -> None:
         message = rec.get("message") or {}
-        if rtype == "user":
-            if rec.get("isCompactSummary"):
-                text = _text_of(message.get("content"))
-                emit({"k": "compact", "trigger": None, "summary": text[:4000]})
-                continue
-            human = _human_text(rec)
-            if human is not None:
-                kind, text = human
-                ts = rec.get("timestamp")
-                if kind == "command":
-                    name, args = parse_command(text)
-                    emit({"k": "command", "name": name, "args": args, "ts": ts})
-                else:
-                    emit({"k": "prompt", "text": strip_reminders(text), "ts": ts})
-                continue
-            content = message.get("content")
-            if isinstance(content, list):
-                for block in content:
-                    if isinstance(block, dict) and block.get("type") == "tool_result":
-                        ev = pending.pop(str(block.get("tool_use_id")), None)
-                        if ev is not None:
-                            _apply_result(ev, block, rec.get("toolUseResult"))
-            continue
-        # assistant
-        if rec.get("isApiErrorMessage"):
-            continue
+        if rec.get("isCompactSummary"):
+            text = _text_of(message.get("content"))
+            emit({"k": "compact", "trigger": None, "summary": text[:4000]})
+            return
+        human = _human_text(rec)
+        if human is not None:
+            kind, text = human
+            ts = rec.get("timestamp")
+            if kind == "command":
+                name, args = parse_command(text)
+                emit({"k": "command", "name": name, "args": args, "ts": ts})
+            else:
+                emit({"k": "prompt", "text": strip_reminders(text), "ts": ts})
+            return
+        content = message.get("content")
+        if isinstance(content, list):
+            for block in content:
+                if isinstance(block, dict) and block.get("type") == "tool_result":
+                    ev = self.pending.pop(str(block.get("tool_use_id")), None)
+                    if ev is not None:
+                        _apply_result(ev, block, rec.get("toolUseResult"))
+
+    def _assistant(self, rec: dict[str, Any], emit: Emit, target: list[dict[str, Any]]) -> None:
+        message = rec.get("message") or {}
         msg_id = str(message.get("id") or rec.get("uuid") or id(rec))
         content = message.get("content")
         if not isinstance(content, list):
@@ -285,31 +305,34 @@ def to_events(records: Iterable[dict[str, Any]], *, include_sidechains: bool = F
                 continue
             btype = block.get("type")
             if btype == "text":
-                text = str(block.get("text") or "").strip()
-                key = (msg_id, index, text[:200])
-                if not text or key in seen_blocks:
-                    continue
-                seen_blocks.add(key)
-                existing = assistant_events.get(msg_id)
-                if existing is None or (existing not in target):
-                    existing = {"k": "assistant", "text": text}
-                    assistant_events[msg_id] = existing
-                    emit(existing)
-                elif text not in existing["text"]:
-                    existing["text"] += "\n" + text
+                self._text(msg_id, index, str(block.get("text") or "").strip(), emit, target)
             elif btype == "tool_use":
-                tid = str(block.get("id") or "")
-                if tid and tid in seen_tools:
-                    continue
-                seen_tools.add(tid)
-                ev = tool_event(tid or None, str(block.get("name") or "?"), block.get("input"))
-                emit(ev)
-                if tid:
-                    pending[tid] = ev
+                self._tool_use(block, emit)
             # thinking, images and unknown blocks are not captured
-    if include_sidechains:
-        conv.events.extend(conv.sidechain_events)
-    return conv
+
+    def _text(self, msg_id: str, index: int, text: str, emit: Emit, target: list[dict[str, Any]]) -> None:
+        """One text block; the blocks of one message (streamed as several records) join up."""
+        key = (msg_id, index, text[:200])
+        if not text or key in self.seen_blocks:
+            return
+        self.seen_blocks.add(key)
+        existing = self.assistant_events.get(msg_id)
+        if existing is None or (existing not in target):
+            existing = {"k": "assistant", "text": text}
+            self.assistant_events[msg_id] = existing
+            emit(existing)
+        elif text not in existing["text"]:
+            existing["text"] += "\n" + text
+
+    def _tool_use(self, block: dict[str, Any], emit: Emit) -> None:
+        tid = str(block.get("id") or "")
+        if tid and tid in self.seen_tools:
+            return
+        self.seen_tools.add(tid)
+        ev = tool_event(tid or None, str(block.get("name") or "?"), block.get("input"))
+        emit(ev)
+        if tid:
+            self.pending[tid] = ev
 
 
 def read_events(path: Path, offset: int = 0, *, complete: bool = False) -> tuple[Conversation, int]:
