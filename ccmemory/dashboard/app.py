@@ -139,7 +139,8 @@ def _md(text: str) -> str:
     return markdown_renderer(resolve)(text)
 
 
-def create_app(dash: Dash, *, token: str, port: int) -> Any:
+def _environment() -> Any:
+    """The Jinja environment of the dashboard's templates (autoescaped, strict)."""
     import jinja2
     import markupsafe
 
@@ -152,6 +153,49 @@ def create_app(dash: Dash, *, token: str, port: int) -> Any:
     )
     env.filters["md"] = lambda text: markupsafe.Markup(_md(str(text or "")))
     env.globals["pages"] = PAGES
+    return env
+
+
+def _params(dash: Dash, req: Request) -> tuple[int, Response | None]:
+    """The `limit` of an API call, or the error response (another project, a bad limit)."""
+    project = req.query_params.get("project")
+    if project and project != dash.project:
+        return 0, JSONResponse(
+            {
+                "error": "not_found",
+                "message": f"this dashboard serves project {dash.project!r}, not {project!r}",
+            },
+            status_code=404,
+        )
+    try:
+        limit = clamp(int(req.query_params["limit"])) if "limit" in req.query_params else 50
+    except ValueError:
+        return 0, JSONResponse(
+            {"error": "invalid_argument", "message": "limit must be a number"}, status_code=400
+        )
+    return limit, None
+
+
+def _memory_args(req: Request, limit: int) -> dict[str, Any]:
+    """`Dash.memories` arguments from the query string (unknown values fall back to defaults)."""
+    qp = req.query_params
+    return {
+        "q": qp.get("q") or None,
+        "types": qp.getlist("type") or None,
+        "status": qp.get("status") or None,
+        "topics": qp.getlist("topic") or None,
+        "files": qp.getlist("file") or None,
+        "since": qp.get("since") or None,
+        "until": qp.get("until") or None,
+        "include_superseded": qp.get("include_superseded") in ("1", "true", "on"),
+        "mode": qp.get("mode") if qp.get("mode") in ("hybrid", "text", "semantic") else "hybrid",
+        "limit": limit,
+        "offset": max(0, int(qp.get("offset", "0") or 0)) if (qp.get("offset") or "0").isdigit() else 0,
+    }
+
+
+def create_app(dash: Dash, *, token: str, port: int) -> Any:
+    env = _environment()
     csrf = csrf_for(token)
 
     def locked(fn: Callable[..., Any]) -> Callable[..., Awaitable[Any]]:
@@ -164,51 +208,17 @@ def create_app(dash: Dash, *, token: str, port: int) -> Any:
 
         return call
 
-    def params(req: Request) -> tuple[int, Response | None]:
-        project = req.query_params.get("project")
-        if project and project != dash.project:
-            return 0, JSONResponse(
-                {
-                    "error": "not_found",
-                    "message": f"this dashboard serves project {dash.project!r}, not {project!r}",
-                },
-                status_code=404,
-            )
-        try:
-            limit = clamp(int(req.query_params["limit"])) if "limit" in req.query_params else 50
-        except ValueError:
-            return 0, JSONResponse(
-                {"error": "invalid_argument", "message": "limit must be a number"}, status_code=400
-            )
-        return limit, None
-
     def page(name: str, req: Request, **ctx: Any) -> HTMLResponse:
         html = env.get_template(name).render(
             project=dash.project, path=req.url.path, csrf=csrf, query=dict(req.query_params), **ctx
         )
         return HTMLResponse(html)
 
-    def memory_args(req: Request, limit: int) -> dict[str, Any]:
-        qp = req.query_params
-        return {
-            "q": qp.get("q") or None,
-            "types": qp.getlist("type") or None,
-            "status": qp.get("status") or None,
-            "topics": qp.getlist("topic") or None,
-            "files": qp.getlist("file") or None,
-            "since": qp.get("since") or None,
-            "until": qp.get("until") or None,
-            "include_superseded": qp.get("include_superseded") in ("1", "true", "on"),
-            "mode": qp.get("mode") if qp.get("mode") in ("hybrid", "text", "semantic") else "hybrid",
-            "limit": limit,
-            "offset": max(0, int(qp.get("offset", "0") or 0)) if (qp.get("offset") or "0").isdigit() else 0,
-        }
-
     # --- JSON -------------------------------------------------------------------------------------
     def api(fn: Callable[[Request, int], Any]) -> Callable[[Request], Awaitable[Response]]:
         @locked
         def inner(req: Request) -> Response:
-            limit, bad = params(req)
+            limit, bad = _params(dash, req)
             if bad is not None:
                 return bad
             try:
@@ -225,7 +235,7 @@ def create_app(dash: Dash, *, token: str, port: int) -> Any:
         "/api/overview": lambda req, limit: dash.overview(),
         "/api/stats": lambda req, limit: dash.stats(),
         "/api/review": lambda req, limit: dash.review(limit),
-        "/api/memories": lambda req, limit: dash.memories(**memory_args(req, limit)),
+        "/api/memories": lambda req, limit: dash.memories(**_memory_args(req, limit)),
         "/api/memory/{id}": lambda req, limit: dash.memory(req.path_params["id"]),
         "/api/retrievals": lambda req, limit: dash.retrievals(limit),
         "/api/patterns": lambda req, limit: dash.patterns(limit),
@@ -305,7 +315,7 @@ def create_app(dash: Dash, *, token: str, port: int) -> Any:
         Route("/api/dismiss", do_dismiss, methods=["POST"]),
         Route("/", overview_page),
         Route("/review", simple("review.html", lambda req: dash.review(200))),
-        Route("/memories", simple("memories.html", lambda req: dash.memories(**memory_args(req, 100)))),
+        Route("/memories", simple("memories.html", lambda req: dash.memories(**_memory_args(req, 100)))),
         Route("/memory/{id}", memory_page),
         Route("/memory/{id}/file", memory_file),
         Route("/retrievals", simple("retrievals.html", lambda req: dash.retrievals(100))),
