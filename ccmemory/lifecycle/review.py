@@ -123,35 +123,106 @@ def stale_findings(
     return out
 
 
+class _Curated:
+    """The memories curated at the base commit, indexed for the duplicate and contradiction
+    rules: content words (with an inverted index), normalised titles, corrections' beliefs."""
+
+    def __init__(self, curated: dict[str, tuple[str, str, Memory]]) -> None:
+        self.curated = curated
+        self.cwords: dict[str, set[str]] = {mid: words(_text(m)) for mid, (_, _, m) in curated.items()}
+        self.inverted: dict[str, set[str]] = defaultdict(set)
+        for mid, ws in self.cwords.items():
+            for w in ws:
+                self.inverted[w].add(mid)
+        self.ctitles = {mid: _norm_title(m.title) for mid, (_, _, m) in curated.items()}
+        self.corrections = {
+            mid: words(str(m.fields.get("wrong_belief") or ""))
+            for mid, (_, _, m) in curated.items()
+            if m.type == "correction"
+        }
+
+    def ref(self, mid: str) -> str:
+        rel, _, m = self.curated[mid]
+        return f"curated {m.type} {mid} '{m.title}' ({rel})"
+
+    def duplicate(self, m: Memory, replaced: set[str]) -> str | None:
+        """Why ``m`` duplicates a curated memory it does not replace (title, then words)."""
+        nt = _norm_title(m.title)
+        for mid, t in self.ctitles.items():
+            if mid not in replaced and (t == nt or _similar(t, nt)):
+                return f"duplicates {self.ref(mid)}: similar title"
+        mw = words(_text(m))
+        counts: dict[str, int] = defaultdict(int)
+        for w in mw:
+            for mid in self.inverted.get(w, ()):
+                counts[mid] += 1
+        best = None
+        for mid, shared in counts.items():
+            if mid in replaced:
+                continue
+            jac = shared / len(mw | self.cwords[mid]) if mw else 0.0
+            if jac >= JACCARD and (best is None or jac > best[1]):
+                best = (mid, jac)
+        if best:
+            return f"duplicates {self.ref(best[0])}: {best[1]:.0%} of their words are shared"
+        return None
+
+    def contradictions(self, rel: str, text: str, m: Memory, replaced: set[str]) -> list[Finding]:
+        tline = key_line(text, "title") or 1
+        out = [
+            Finding(
+                rel,
+                key_line(text, "relations") or 1,
+                "warning",
+                f"contradicts {self.ref(r.target)} (declared CONFLICTS_WITH)",
+            )
+            for r in m.relations
+            if r.type == "CONFLICTS_WITH" and r.target in self.curated
+        ]
+        if m.type == "correction":
+            wb = words(str(m.fields.get("wrong_belief") or ""))
+            if len(wb) < MIN_BELIEF_WORDS:
+                return out
+            for mid, ws in self.cwords.items():
+                if mid in replaced or self.curated[mid][2].type == "correction":
+                    continue
+                if len(wb & ws) / len(wb) >= CONTAINMENT:
+                    out.append(
+                        Finding(
+                            rel,
+                            key_line(text, "wrong_belief") or tline,
+                            "warning",
+                            f"contradicts {self.ref(mid)}: it may state this correction's wrong belief",
+                        )
+                    )
+            return out
+        mw = words(_text(m))
+        for mid, wb in self.corrections.items():
+            if mid in replaced or len(wb) < MIN_BELIEF_WORDS:
+                continue
+            if len(wb & mw) / len(wb) >= CONTAINMENT:
+                out.append(
+                    Finding(
+                        rel,
+                        tline,
+                        "warning",
+                        f"contradicts {self.ref(mid)}: it repeats the belief that correction says is wrong",
+                    )
+                )
+        return out
+
+
 def base_findings(
     vault: Vault, base: str, work: dict[str, tuple[str, str, Memory]] | None = None
 ) -> list[Finding]:
     commit = resolve_commit(vault.root, base)
-    curated_records = records_at(vault.root, commit)
     curated: dict[str, tuple[str, str, Memory]] = {}
-    for rel, rec in curated_records.items():
+    for rel, rec in records_at(vault.root, commit).items():
         if rec.memory is not None and rec.memory.id not in curated:
             curated[rec.memory.id] = (rel, rec.hash, rec.memory)
     work = work if work is not None else _load_worktree(vault)
+    index = _Curated(curated)
     findings: list[Finding] = []
-
-    # content-word index of the curated memories
-    cwords: dict[str, set[str]] = {mid: words(_text(m)) for mid, (_, _, m) in curated.items()}
-    inverted: dict[str, set[str]] = defaultdict(set)
-    for mid, ws in cwords.items():
-        for w in ws:
-            inverted[w].add(mid)
-    ctitles = {mid: _norm_title(m.title) for mid, (_, _, m) in curated.items()}
-    corrections = {
-        mid: words(str(m.fields.get("wrong_belief") or ""))
-        for mid, (_, _, m) in curated.items()
-        if m.type == "correction"
-    }
-
-    def ref(mid: str) -> str:
-        rel, _, m = curated[mid]
-        return f"curated {m.type} {mid} '{m.title}' ({rel})"
-
     for rel, (text, digest, m) in sorted(work.items()):
         old = curated.get(m.id)
         if old is not None and old[1] == digest:
@@ -160,73 +231,10 @@ def base_findings(
         if old is not None:
             continue  # an edit of a curated memory: only secrets apply
         replaced = set(m.supersedes) | {r.target for r in m.relations if r.type == "SUPERSEDES"}
-        tline = key_line(text, "title") or 1
-        # duplicates
-        nt = _norm_title(m.title)
-        dup: str | None = None
-        for mid, t in ctitles.items():
-            if mid in replaced:
-                continue
-            if t == nt or _similar(t, nt):
-                dup = f"duplicates {ref(mid)}: similar title"
-                break
-        if dup is None:
-            mw = words(_text(m))
-            counts: dict[str, int] = defaultdict(int)
-            for w in mw:
-                for mid in inverted.get(w, ()):
-                    counts[mid] += 1
-            best = None
-            for mid, shared in counts.items():
-                if mid in replaced:
-                    continue
-                jac = shared / len(mw | cwords[mid]) if mw else 0.0
-                if jac >= JACCARD and (best is None or jac > best[1]):
-                    best = (mid, jac)
-            if best:
-                dup = f"duplicates {ref(best[0])}: {best[1]:.0%} of their words are shared"
+        dup = index.duplicate(m, replaced)
         if dup:
-            findings.append(Finding(rel, tline, "warning", dup))
-        # contradictions
-        for r in m.relations:
-            if r.type == "CONFLICTS_WITH" and r.target in curated:
-                findings.append(
-                    Finding(
-                        rel,
-                        key_line(text, "relations") or 1,
-                        "warning",
-                        f"contradicts {ref(r.target)} (declared CONFLICTS_WITH)",
-                    )
-                )
-        if m.type == "correction":
-            wb = words(str(m.fields.get("wrong_belief") or ""))
-            if len(wb) >= MIN_BELIEF_WORDS:
-                for mid, ws in cwords.items():
-                    if mid in replaced or curated[mid][2].type == "correction":
-                        continue
-                    if len(wb & ws) / len(wb) >= CONTAINMENT:
-                        findings.append(
-                            Finding(
-                                rel,
-                                key_line(text, "wrong_belief") or tline,
-                                "warning",
-                                f"contradicts {ref(mid)}: it may state this correction's wrong belief",
-                            )
-                        )
-        else:
-            mw = words(_text(m))
-            for mid, wb in corrections.items():
-                if mid in replaced or len(wb) < MIN_BELIEF_WORDS:
-                    continue
-                if len(wb & mw) / len(wb) >= CONTAINMENT:
-                    findings.append(
-                        Finding(
-                            rel,
-                            tline,
-                            "warning",
-                            f"contradicts {ref(mid)}: it repeats the belief that correction says is wrong",
-                        )
-                    )
+            findings.append(Finding(rel, key_line(text, "title") or 1, "warning", dup))
+        findings += index.contradictions(rel, text, m, replaced)
     return findings
 
 
