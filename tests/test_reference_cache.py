@@ -268,7 +268,7 @@ def test_check_reports_reference_problems(repo: Path, run_cli: RunCli, tmp_path:
     assert "memoryish.md:1: warning: 'type' in a reference file" in lines
     assert "ok.md:1: warning: section fine links to missing .ccmemory/reference/concepts/nope.md" in lines
     assert "leak.md:1: possible secret in a reference file" in lines
-    assert "link.md:1: symbolic link" in lines
+    assert "link.md:1: symlink not followed" in lines
     assert "outside" not in lines
 
 

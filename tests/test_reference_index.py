@@ -228,11 +228,12 @@ def test_scan_never_follows_symlinks_or_reads_special_files(repo: Path, tmp_path
     (ref / "huge.md").write_bytes(b"# big\n" + b"x" * (2 * 1024 * 1024 + 10))
     files, skipped = scan(Vault(repo))
     assert list(files) == [".ccmemory/reference/real.md"]
-    assert "symbolic link" in skipped[".ccmemory/reference/file-link.md"]
+    assert "symlink not followed" in skipped[".ccmemory/reference/file-link.md"]
     assert "not a regular file" in skipped[".ccmemory/reference/pipe.md"]
     assert "limited to" in skipped[".ccmemory/reference/huge.md"]
     assert not any("dir-link" in p for p in files)  # a symlinked folder is not entered
+    assert "symlink not followed" in skipped[".ccmemory/reference/dir-link"]  # and is reported
     shutil.rmtree(ref)
     os.symlink(outside, ref)
     files, skipped = scan(Vault(repo))
-    assert files == {} and "symbolic link" in skipped[".ccmemory/reference"]
+    assert files == {} and "symlink not followed" in skipped[".ccmemory/reference"]

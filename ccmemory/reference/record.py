@@ -112,10 +112,11 @@ def parse(text: str, rel: str, *, max_chars: int | None = None) -> RefRecord:
 
 def load(path: str, rel: str, mtime_ns: int, size: int) -> RefRecord:
     """Read and parse one file; a bad file becomes a record carrying its error."""
-    from ccmemory.reference.scan import read_regular
+    from ccmemory.reference.scan import MAX_BYTES
+    from ccmemory.walk import read_regular
 
     try:
-        data = read_regular(path)
+        data = read_regular(path, MAX_BYTES)
     except OSError as exc:
         return RefRecord(rel, mtime_ns, size, "", error=f"cannot read: {exc}", error_line=1)
     digest = hashlib.sha256(data).hexdigest()
