@@ -15,12 +15,19 @@ from ccmemory.walk import Skipped
 
 
 @dataclass
-class ReindexReport:
+class ChangeCounts:
+    """What one incremental pass changed: the part the memory report (ReindexReport) and the
+    reference tree's (reference.sync.RefReport) share."""
+
     added: int = 0
     updated: int = 0
     removed: int = 0
-    unchanged: int = 0
     status_changed: int = 0
+
+
+@dataclass
+class ReindexReport(ChangeCounts):
+    unchanged: int = 0
     errors: list[FileProblem] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)  # symlinks, FIFOs...: never read
     seconds: float = 0.0

@@ -17,19 +17,14 @@ from ccmemory.index.base import FileProblem
 from ccmemory.reference import REF_ROOT
 from ccmemory.reference.record import RefRecord, load
 from ccmemory.reference.scan import scan_tree
+from ccmemory.sync import RACY_NS, ChangeCounts
 from ccmemory.vault import Vault
-
-RACY_NS = 2_000_000_000  # as sync.RACY_NS: a file touched within 2 s is re-hashed next time
 
 
 @dataclass
-class RefReport:
+class RefReport(ChangeCounts):
     files: int = 0
-    added: int = 0
-    updated: int = 0
-    removed: int = 0
     chunks_written: int = 0
-    status_changed: int = 0
     problems: list[FileProblem] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
