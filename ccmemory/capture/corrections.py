@@ -19,6 +19,7 @@ negated ("don't use X instead of Y" has the sides the other way round).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 _FENCE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
@@ -121,45 +122,69 @@ def find(prompt: str) -> Found | None:
     return None
 
 
-def _match(body: str) -> tuple[str, str, str] | None:
+Match = re.Match[str]
+Result = tuple[str, str, str]  # (right, wrong, title)
+
+
+def _use(m: Match, sentence: str = "") -> Result | None:
+    right, wrong = _side(m["right"]), _side(m["wrong"])
+    return right, wrong, f"Use {right}, not {wrong}"
+
+
+def _use_unless_negated(m: Match, sentence: str) -> Result | None:
+    if m["neg"] or _NEGATED.search(sentence[: m.start("right")]):
+        return None  # "don't / should not use X instead of Y": sides reversed, easy to misread
+    return _use(m)
+
+
+def _not_but(m: Match, sentence: str) -> Result | None:
+    right, wrong = _side(m["right"]), _side(m["wrong"])
+    return right, wrong, f"{right}, not {wrong}"
+
+
+def _is_not_applies(m: Match, sentence: str) -> bool:
+    return bool(m["comma"] or len(m["right"].split()) == 1) and not re.search(
+        rf"(?i)\b{_NEG}\b", m["head"] or ""
+    )
+
+
+def _is_not(m: Match, sentence: str) -> Result | None:
+    right, wrong = _side(m["right"]), _side(m["wrong"])
+    head = (m["head"] or "").strip()
+    head = "Use" if head.lower() in ("use", "we use") else head[:1].upper() + head[1:]
+    return right, wrong, f"{head} {right}, not {wrong}".strip()
+
+
+def _always(m: Match, sentence: str) -> bool:
+    return True
+
+
+#: Sentence by sentence, in this order: (pattern, does the match count, what it says). A match
+#: that counts decides the utterance (None: refused as ambiguous); one that does not moves on.
+_SENTENCE_RULES: tuple[
+    tuple[re.Pattern[str], Callable[[Match, str], bool], Callable[[Match, str], Result | None]], ...
+] = (
+    (_P_INSTEAD_FIRST, _always, _use),
+    (_P_USE_INSTEAD, _always, _use_unless_negated),
+    (_P_NOT_BUT, _always, _not_but),
+    (_P_IS_NOT, _is_not_applies, _is_not),
+)
+
+
+def _match(body: str) -> Result | None:
     for sentence in _sentences(body):
         m = _P_YOU.search(sentence)
         if m:
-            right, wrong = _side(m["right"]), _side(m["wrong"])
-            return right, wrong, f"Use {right}, not {wrong}"
-    m = _P_NEG_THEN_USE.search(body)
-    if m:
-        right, wrong = _side(m["right"]), _side(m["wrong"])
-        return right, wrong, f"Use {right}, not {wrong}"
-    m = _P_NOT_THEN_USE.search(body)
-    if m:
-        right, wrong = _side(m["right"]), _side(m["wrong"])
-        return right, wrong, f"Use {right}, not {wrong}"
+            return _use(m)
+    for pattern in (_P_NEG_THEN_USE, _P_NOT_THEN_USE):  # across sentences
+        m = pattern.search(body)
+        if m:
+            return _use(m)
     for sentence in _sentences(body):
-        m = _P_INSTEAD_FIRST.search(sentence)
-        if m:
-            right, wrong = _side(m["right"]), _side(m["wrong"])
-            return right, wrong, f"Use {right}, not {wrong}"
-        m = _P_USE_INSTEAD.search(sentence)
-        if m:
-            if m["neg"] or _NEGATED.search(sentence[: m.start("right")]):
-                return None  # "don't / should not use X instead of Y": sides reversed, easy to misread
-            right, wrong = _side(m["right"]), _side(m["wrong"])
-            return right, wrong, f"Use {right}, not {wrong}"
-        m = _P_NOT_BUT.search(sentence)
-        if m:
-            right, wrong = _side(m["right"]), _side(m["wrong"])
-            return right, wrong, f"{right}, not {wrong}"
-        m = _P_IS_NOT.search(sentence)
-        if (
-            m
-            and (m["comma"] or len(m["right"].split()) == 1)
-            and not re.search(rf"(?i)\b{_NEG}\b", m["head"] or "")
-        ):
-            right, wrong = _side(m["right"]), _side(m["wrong"])
-            head = (m["head"] or "").strip()
-            head = "Use" if head.lower() in ("use", "we use") else head[:1].upper() + head[1:]
-            return right, wrong, f"{head} {right}, not {wrong}".strip()
+        for pattern, applies, says in _SENTENCE_RULES:
+            m = pattern.search(sentence)
+            if m and applies(m, sentence):
+                return says(m, sentence)
     return None
 
 
