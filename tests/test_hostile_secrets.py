@@ -19,31 +19,7 @@ import pytest
 from ccmemory.redact import find_secrets, redact
 from tests.capture_helpers import hook_env, run_hook
 from tests.conftest import RunCli, make_memory
-from tests.test_redact import CASES
-
-# the kinds the issue found missing, plus others of the same families (issue 19)
-NEW_CASES = [
-    (
-        "GET https://api.example.com/v2/items?access_token=Zq8Xk2Lm9NwR7d9Kq2mX&page=2",
-        "Zq8Xk2Lm9NwR7d9Kq2mX",
-        "url_query_secret",
-    ),
-    ("wget 'https://h.example/x?api_key=9f8e7d6c5b4a3928'", "9f8e7d6c5b4a3928", "url_query_secret"),
-    ("Authorization: Basic YWxhZGRpbjpvcGVuc2VzYW1l", "YWxhZGRpbjpvcGVuc2VzYW1l", "basic_auth"),
-    ("curl -u deploy:Tr0ub4dor-horses https://ci.example.com/api", "Tr0ub4dor-horses", "curl_user"),
-    ("curl --user=deploy:S3cr3t-Pa55 https://x", "S3cr3t-Pa55", "curl_user"),
-    (
-        "//registry.npmjs.org/:_authToken npm_R7d9Kq2mXv8LpT4nWz6Yb3Hc5Jf1Gs0Ae9Uu",
-        "npm_R7d9Kq2mXv8",
-        "npm_token",
-    ),
-    ("mysql -h db -u root -pHunter2xyz app", "Hunter2xyz", "cli_password"),
-    ("pg_dump --password Hunter2xyz app", "Hunter2xyz", "cli_password"),
-    ("gitlab glpat-Zq8Xk2Lm9NwR7d9Kq2mX", "glpat-Zq8Xk2Lm9NwR", "gitlab_token"),
-    ("hf hf_Zq8Xk2Lm9NwR7d9Kq2mXv8LpT4nWz6Yb3H", "hf_Zq8Xk2Lm9NwR7d9", "huggingface_token"),
-]
-ALL = [(t, s, k) for t, s, k in CASES] + NEW_CASES
-ALL_TEXT = "\n".join(t for t, _, _ in ALL)
+from tests.secret_samples import ALL, ALL_TEXT, CASES, NEW_CASES
 
 
 def leaks(text: str) -> list[str]:
