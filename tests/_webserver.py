@@ -1,11 +1,14 @@
-"""A real HTTP server on 127.0.0.1 in a thread, serving fixed routes (for the reference cache)."""
+"""A real HTTP server on 127.0.0.1 in a thread: fixed routes (the reference cache) or a folder
+(the built site in the browser tests)."""
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler, SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 Route = tuple[int, dict[str, str], bytes]
 
@@ -30,7 +33,25 @@ def serve(routes: dict[str, Route]) -> Iterator[str]:
         def log_message(self, *args: object) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    with _running(ThreadingHTTPServer(("127.0.0.1", 0), Handler)) as base:
+        yield base
+
+
+@contextmanager
+def serve_folder(folder: str | Path) -> Iterator[str]:
+    """Yield the base URL of a server for the files under ``folder``."""
+
+    class Quiet(SimpleHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+    handler = functools.partial(Quiet, directory=str(folder))
+    with _running(ThreadingHTTPServer(("127.0.0.1", 0), handler)) as base:
+        yield base
+
+
+@contextmanager
+def _running(server: ThreadingHTTPServer) -> Iterator[str]:
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

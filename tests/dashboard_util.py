@@ -30,6 +30,47 @@ class Project:
     paths: dict[str, str] = field(default_factory=dict)
 
 
+COOKIE_RULE = {"rule_broken": "tokens live in httpOnly cookies"}
+# a table, one memory a row: kept as it is by the formatter
+# fmt: off
+#: (key, type, title, days ago, other fields) of the memories committed on main, oldest relations
+#: first: `supersedes` and `depends_on` name keys written before.
+ON_MAIN: list[tuple[str, str, str, float, dict[str, Any]]] = [
+    ("db", "decision", "Use PostgreSQL for the orders service", 40, {"topics": ["database"], "session": "s-old"}),
+    ("db2", "decision", "Use PostgreSQL 16 with logical replication", 20,
+     {"topics": ["database"], "supersedes": "db"}),
+    ("db3", "decision", "Use PostgreSQL 17 managed by the platform team", 10,
+     {"topics": ["database"], "supersedes": "db2"}),
+    ("auth", "decision", "Tokens live in httpOnly cookies", 31,
+     {"topics": ["auth"], "session": "s-old", "depends_on": "db"}),
+    ("ex1", "exception", "Batch exports may bypass the cookie rule", 5, {"topics": ["auth"], "fields": COOKIE_RULE}),
+    ("ex2", "exception", "The CLI may keep a token file", 4, {"topics": ["auth"], "fields": COOKIE_RULE}),
+    ("c1", "correction", "pytest needs -p no:cacheprovider here", 3,
+     {"topics": ["testing"],
+      "fields": {"wrong_belief": "plain pytest works", "right_belief": "use -p no:cacheprovider"}}),
+    ("c2", "correction", "The test runner is not tox", 2,
+     {"topics": ["testing"],
+      "fields": {"wrong_belief": "tox runs the tests", "right_belief": "scripts/test runs them"}}),
+    ("p1", "preference", "Prefer small pull requests", 3, {"topics": ["process"]}),
+    ("p2", "preference", "Prefer type hints everywhere", 2, {"topics": ["style"]}),
+    ("p3", "preference", "Run the tests with scripts/test, never with tox", 1,
+     {"topics": ["testing"], "body": "The test runner is not tox: scripts/test runs the tests."}),
+    ("q", "question", "Should we shard the orders table?", 2, {"topics": ["database"]}),
+    ("hostile", "insight", HOSTILE_TITLE, 1, {"body": HOSTILE_BODY, "topics": ["security"]}),
+    ("lowconf", "fact", "Maybe the cache TTL is 60 seconds", 1,
+     {"topics": ["cache"], "confidence": 0.4, "source": "llm", "session": "s-new"}),
+]
+#: ... and on the branch `feature`; `dup` repeats a curated title: `check --base main` calls it a
+#: duplicate.
+ON_FEATURE: list[tuple[str, str, str, float, dict[str, Any]]] = [
+    ("feat", "decision", "Cache invalidation uses the cassowary pattern", 0.5,
+     {"topics": ["cache"], "source": "llm", "session": "s-new"}),
+    ("dup", "decision", "Tokens live in httpOnly cookies!", 0.4,
+     {"topics": ["auth"], "source": "explicit", "session": "s-new"}),
+]
+# fmt: on
+
+
 def build_project(root: Path) -> Project:
     from ccmemory.cli.cmd_core import init_vault
 
@@ -38,108 +79,22 @@ def build_project(root: Path) -> Project:
     p = Project(root)
     now = datetime.now(UTC).replace(microsecond=0)
 
-    def add(key: str, title: str, mtype: str = "decision", days_ago: float = 1, **kw: Any) -> None:
+    def add(key: str, mtype: str, title: str, days_ago: float, **kw: Any) -> None:
         kw.setdefault("created", now - timedelta(days=days_ago))
         kw.setdefault("body", f"{title}. Written down for the {key} case.")
+        if "supersedes" in kw:  # keys of memories written before
+            kw["supersedes"] = [p.ids[kw["supersedes"]]]
+        if "depends_on" in kw:
+            kw["relations"] = [Relation("DEPENDS_ON", p.ids[kw.pop("depends_on")])]
         mid, rel = add_memory(root, title, mtype, **kw)
         p.ids[key], p.paths[key] = mid, rel
 
-    add("db", "Use PostgreSQL for the orders service", topics=["database"], days_ago=40, session="s-old")
-    add(
-        "db2",
-        "Use PostgreSQL 16 with logical replication",
-        topics=["database"],
-        days_ago=20,
-        supersedes=[p.ids["db"]],
-    )
-    add(
-        "db3",
-        "Use PostgreSQL 17 managed by the platform team",
-        topics=["database"],
-        days_ago=10,
-        supersedes=[p.ids["db2"]],
-    )
-    add(
-        "auth",
-        "Tokens live in httpOnly cookies",
-        topics=["auth"],
-        days_ago=31,
-        session="s-old",
-        relations=[Relation("DEPENDS_ON", p.ids["db"])],
-    )
-    add(
-        "ex1",
-        "Batch exports may bypass the cookie rule",
-        "exception",
-        topics=["auth"],
-        days_ago=5,
-        fields={"rule_broken": "tokens live in httpOnly cookies"},
-    )
-    add(
-        "ex2",
-        "The CLI may keep a token file",
-        "exception",
-        topics=["auth"],
-        days_ago=4,
-        fields={"rule_broken": "tokens live in httpOnly cookies"},
-    )
-    add(
-        "c1",
-        "pytest needs -p no:cacheprovider here",
-        "correction",
-        topics=["testing"],
-        days_ago=3,
-        fields={"wrong_belief": "plain pytest works", "right_belief": "use -p no:cacheprovider"},
-    )
-    add(
-        "c2",
-        "The test runner is not tox",
-        "correction",
-        topics=["testing"],
-        days_ago=2,
-        fields={"wrong_belief": "tox runs the tests", "right_belief": "scripts/test runs them"},
-    )
-    add("p1", "Prefer small pull requests", "preference", topics=["process"], days_ago=3)
-    add("p2", "Prefer type hints everywhere", "preference", topics=["style"], days_ago=2)
-    add(
-        "p3",
-        "Run the tests with scripts/test, never with tox",
-        "preference",
-        topics=["testing"],
-        days_ago=1,
-        body="The test runner is not tox: scripts/test runs the tests.",
-    )
-    add("q", "Should we shard the orders table?", "question", topics=["database"], days_ago=2)
-    add("hostile", HOSTILE_TITLE, "insight", body=HOSTILE_BODY, topics=["security"], days_ago=1)
-    add(
-        "lowconf",
-        "Maybe the cache TTL is 60 seconds",
-        "fact",
-        topics=["cache"],
-        days_ago=1,
-        confidence=0.4,
-        source="llm",
-        session="s-new",
-    )
+    for key, mtype, title, days_ago, kw in ON_MAIN:
+        add(key, mtype, title, days_ago, **kw)
     commit_all(root, "memories on main")
     git(root, "checkout", "-q", "-b", "feature")
-    add(
-        "feat",
-        "Cache invalidation uses the cassowary pattern",
-        topics=["cache"],
-        days_ago=0.5,
-        source="llm",
-        session="s-new",
-    )
-    # a new decision that repeats a curated title: `check --base main` calls it a duplicate
-    add(
-        "dup",
-        "Tokens live in httpOnly cookies!",
-        topics=["auth"],
-        days_ago=0.4,
-        source="explicit",
-        session="s-new",
-    )
+    for key, mtype, title, days_ago, kw in ON_FEATURE:
+        add(key, mtype, title, days_ago, **kw)
     commit_all(root, "feature memories")
     # telemetry: the session-start hook's log and an MCP retrieval, as the real emitters write them
     local = root / ".ccmemory" / "local"

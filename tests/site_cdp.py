@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,34 @@ def find_chromium() -> str | None:
         if path:
             return path
     return None
+
+
+def chromium() -> str:
+    """The browser for a test: missing, the test fails under CI and is skipped elsewhere."""
+    import pytest
+
+    exe = find_chromium()
+    if exe is None:
+        msg = "chromium is not installed: run scripts/install-browser (Debian's chromium package)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(msg)
+        pytest.skip(msg)
+    return exe
+
+
+@contextlib.contextmanager
+def open_browser(width: int | None = None, height: int | None = None) -> Iterator[Browser]:
+    """A headless browser for a test module (optionally with a fixed viewport), closed after."""
+    b = Browser(chromium())
+    try:
+        if width and height:
+            b.send(
+                "Emulation.setDeviceMetricsOverride",
+                {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+            )
+        yield b
+    finally:
+        b.close()
 
 
 def _high_fd(fd: int) -> int:

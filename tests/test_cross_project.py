@@ -61,6 +61,12 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return h
 
 
+def alice_env(**extra: str) -> dict[str, str]:
+    """A CLI or MCP subprocess's environment here: alice, with this test's personal vault (the
+    `home` fixture sets CCMEMORY_HOME)."""
+    return {"CCMEMORY_HOME": os.environ["CCMEMORY_HOME"], "CCMEMORY_USER_ID": ALICE, **extra}
+
+
 @pytest.fixture
 def machine(tmp_path: Path, home: Path) -> Iterator[dict[str, Any]]:
     """app <-> infra related (technical); blog unrelated. Each with its own index."""
@@ -178,7 +184,7 @@ def test_cli_search_cross_project_labels_the_related_decision(
     machine: dict[str, Any], run_cli: RunCli
 ) -> None:
     ids = machine["ids"]
-    env = {"CCMEMORY_HOME": os.environ["CCMEMORY_HOME"], "CCMEMORY_USER_ID": ALICE}
+    env = alice_env()
     alone = json.loads(
         run_cli(machine["app"], "search", "deploy containers", "--mode", "text", "--json", env=env).stdout
     )
@@ -287,11 +293,7 @@ def test_corrupt_related_index_is_reported(machine: dict[str, Any]) -> None:
 
 def test_mcp_query_context_and_search_cross_project(machine: dict[str, Any]) -> None:
     ids = machine["ids"]
-    env = {
-        "CCMEMORY_MCP_REFRESH_SECONDS": "0",
-        "CCMEMORY_HOME": os.environ["CCMEMORY_HOME"],
-        "CCMEMORY_USER_ID": ALICE,
-    }
+    env = alice_env(CCMEMORY_MCP_REFRESH_SECONDS="0")
     with SyncClient.stdio(machine["app"], env=env) as c:
         off = c.call("query_context", {"task": "deploy containers"})
         assert off["cross_project"] == {"requested": False, "available": False}
@@ -357,7 +359,7 @@ def test_applies_to_round_trips_and_is_validated(tmp_path: Path) -> None:
 def test_global_preference_stated_once_shows_in_every_project(
     machine: dict[str, Any], run_cli: RunCli, home: Path
 ) -> None:
-    env = {"CCMEMORY_HOME": str(home), "CCMEMORY_USER_ID": ALICE}
+    env = alice_env()
     out = run_cli(
         machine["blog"],
         "new",
@@ -393,7 +395,7 @@ def test_global_preference_stated_once_shows_in_every_project(
 def test_project_memory_contradicting_a_global_one_wins_and_check_shows_it(
     machine: dict[str, Any], run_cli: RunCli, home: Path
 ) -> None:
-    env = {"CCMEMORY_HOME": str(home), "CCMEMORY_USER_ID": ALICE}
+    env = alice_env()
     run_cli(machine["app"], "new", "preference", "Use uv for Python packages", "--global", env=env)
     run_cli(
         machine["blog"],
@@ -416,7 +418,7 @@ def test_project_memory_contradicting_a_global_one_wins_and_check_shows_it(
 
 
 def test_mcp_record_preference_global_writes_the_personal_vault(machine: dict[str, Any], home: Path) -> None:
-    env = {"CCMEMORY_MCP_REFRESH_SECONDS": "0", "CCMEMORY_HOME": str(home), "CCMEMORY_USER_ID": ALICE}
+    env = alice_env(CCMEMORY_MCP_REFRESH_SECONDS="0")
     with SyncClient.stdio(machine["app"], env=env) as c:
         out = c.call("record_preference", {"title": "Prefer small commits", "scope": "global"})
         assert out["vault"] == "personal" and Path(out["path"]).is_relative_to(home)
@@ -568,11 +570,7 @@ def test_detect_issues_reports_the_same_topic_decided_differently(machine: dict[
     )
     for root in (app, infra, blog):
         reindex(root)
-    env = {
-        "CCMEMORY_MCP_REFRESH_SECONDS": "0",
-        "CCMEMORY_HOME": os.environ["CCMEMORY_HOME"],
-        "CCMEMORY_USER_ID": ALICE,
-    }
+    env = alice_env(CCMEMORY_MCP_REFRESH_SECONDS="0")
     with SyncClient.stdio(app, env=env) as c:
         plain = c.call("detect_issues", {"kinds": ["contradictions"]})
         assert "cross_project_contradictions" not in plain
@@ -607,7 +605,7 @@ def test_related_names_ignore_this_process_project_override(
 def test_doctor_reports_related_projects_and_the_personal_vault(
     machine: dict[str, Any], run_cli: RunCli, home: Path
 ) -> None:
-    env = {"CCMEMORY_HOME": str(home), "CCMEMORY_USER_ID": ALICE}
+    env = alice_env()
     write_config(
         machine["app"],
         related_to=[
@@ -631,7 +629,7 @@ def test_doctor_reports_related_projects_and_the_personal_vault(
 def test_cli_new_applies_to_and_global_type_check(
     machine: dict[str, Any], run_cli: RunCli, home: Path
 ) -> None:
-    env = {"CCMEMORY_HOME": str(home), "CCMEMORY_USER_ID": ALICE}
+    env = alice_env()
     out = run_cli(
         machine["infra"],
         "new",

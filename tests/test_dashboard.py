@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -183,27 +182,10 @@ def test_graph_neighbourhood(running: Running, project: Project) -> None:
 # --- in the browser -------------------------------------------------------------------------------
 
 
-def chromium() -> str:
-    exe = site_cdp.find_chromium()
-    if exe is None:
-        msg = "chromium is not installed: run scripts/install-browser (Debian's chromium package)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(msg)
-        pytest.skip(msg)
-    return exe
-
-
 @pytest.fixture(scope="module")
 def browser() -> Iterator[site_cdp.Browser]:
-    b = site_cdp.Browser(chromium())
-    b.send(
-        "Emulation.setDeviceMetricsOverride",
-        {"width": 1300, "height": 1000, "deviceScaleFactor": 1, "mobile": False},
-    )
-    try:
+    with site_cdp.open_browser(1300, 1000) as b:
         yield b
-    finally:
-        b.close()
 
 
 def shot(b: site_cdp.Browser, name: str) -> Path:

@@ -3,14 +3,11 @@ hostile memory text; then load it in headless Chromium (search, no script execut
 
 from __future__ import annotations
 
-import functools
-import http.server
 import json
 import os
 import re
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from html.parser import HTMLParser
@@ -24,6 +21,7 @@ from ccmemory.model import Memory, Relation, new_id
 from ccmemory.site.history import file_histories
 from ccmemory.site.safe import markdown_renderer, safe_href, url_scheme
 from ccmemory.vault import Vault
+from tests._webserver import serve_folder
 
 try:  # the tests folder may or may not be a package
     from tests import site_cdp
@@ -515,41 +513,16 @@ def test_default_build_goes_under_local_and_rebuild_is_incremental(fx: Vaultfix)
 # --- in the browser ----------------------------------------------------------------------------------
 
 
-def chromium() -> str:
-    exe = site_cdp.find_chromium()
-    if exe is None:
-        msg = "chromium is not installed: run scripts/install-browser (Debian's chromium package)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(msg)
-        pytest.skip(msg)
-    return exe
-
-
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
 @pytest.fixture(scope="module")
 def served(built: dict[str, Any]) -> Iterator[str]:
-    handler = functools.partial(_QuietHandler, directory=str(site(built)))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve_folder(site(built)) as base:
+        yield base
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[site_cdp.Browser]:
-    b = site_cdp.Browser(chromium())
-    try:
+    with site_cdp.open_browser() as b:
         yield b
-    finally:
-        b.close()
 
 
 def search_in_page(b: site_cdp.Browser, words: str) -> list[str]:
@@ -714,10 +687,10 @@ def test_missing_chromium_fails_under_ci_and_skips_elsewhere(monkeypatch: pytest
     monkeypatch.setattr(site_cdp, "find_chromium", lambda: None)
     monkeypatch.setenv("CI", "true")
     with pytest.raises(pytest.fail.Exception, match="scripts/install-browser"):
-        chromium()
+        site_cdp.chromium()
     monkeypatch.delenv("CI")
     with pytest.raises(pytest.skip.Exception):
-        chromium()
+        site_cdp.chromium()
 
 
 def test_out_accepts_an_empty_or_previous_site_folder(fx: Vaultfix, tmp_path: Path) -> None:
