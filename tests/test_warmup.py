@@ -10,8 +10,10 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -61,6 +63,20 @@ class Counting:
         return self.inner.embed(texts, kind)
 
 
+C = TypeVar("C", bound=Counting)
+
+
+@contextmanager
+def text_indexed(repo: Path, n: int, wrap: type[C]) -> Iterator[tuple[Service, C]]:
+    """``n`` memories indexed as text only (no vector yet), the real embedder wrapped in ``wrap``."""
+    fill(repo, n)
+    with Service(Vault(repo)) as svc:
+        svc.reindex()
+        emb = wrap(svc.embedder())
+        svc._embedder = emb
+        yield svc, emb
+
+
 @pytest.fixture
 def no_spawn(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     started: list[Path] = []
@@ -97,11 +113,7 @@ def test_search_embeds_at_most_one_batch_and_says_it_is_warming_up(
     repo: Path, no_spawn: list[Path]
 ) -> None:
     n = SEARCH_EMBED_BATCH * 3 + 5
-    fill(repo, n)
-    with Service(Vault(repo)) as svc:
-        svc.reindex()
-        counting = Counting(svc.embedder())
-        svc._embedder = counting
+    with text_indexed(repo, n, Counting) as (svc, counting):
         resp = svc.search("where is the tenant invoice kept", limit=5)
         assert counting.documents == SEARCH_EMBED_BATCH
         assert resp.vectors_pending == n - SEARCH_EMBED_BATCH == missing(svc)
@@ -162,11 +174,7 @@ def test_warming_search_waits_on_one_batch_at_most_and_scans_once_per_write(
     from ccmemory import warming
 
     n = SEARCH_EMBED_BATCH * 4 + 3
-    fill(repo, n)
-    with Service(Vault(repo)) as svc:
-        svc.reindex()
-        emb = PerCall(svc.embedder())
-        svc._embedder = emb
+    with text_indexed(repo, n, PerCall) as (svc, emb):
         idx = CountingIndex(svc)
         for i in range(3):
             resp = svc.search(f"tenant invoice {i}", limit=3)
