@@ -69,7 +69,7 @@ class Service:
         self._pending: list[tuple[str, str]] | None = None
         self._scan_stamp: object = None  # the worker's status file when _pending was scanned
         self.vectors_pending = 0  # memories without a vector, as last counted
-        self._background_started = False
+        self._background_started = False  # a worker was started since the last scan
 
     @classmethod
     def open(cls, start: Path | None = None) -> Service:
@@ -142,6 +142,7 @@ class Service:
         from ccmemory import warming
 
         self._scan_stamp = warming.stamp(self.vault.root)
+        self._background_started = False  # a long-lived process may need another worker later
         todo = self.index.missing_vectors(self.project, emb.name)
         todo.sort(key=lambda item: len(item[1]), reverse=True)
         self._pending = todo

@@ -28,11 +28,12 @@ WORDS = (
 ).split()
 
 
-def fill(repo: Path, n: int) -> list[str]:
-    """Write ``n`` memory files (distinct titles and bodies) straight to the vault."""
+def fill(repo: Path, n: int, start: int = 0) -> list[str]:
+    """Write ``n`` memory files (distinct titles and bodies, numbered from ``start``) straight to
+    the vault."""
     vault = Vault(repo)
     ids = []
-    for i in range(n):
+    for i in range(start, start + n):
         a, b, c = WORDS[i % len(WORDS)], WORDS[(i * 7 + 3) % len(WORDS)], WORDS[(i * 11 + 5) % len(WORDS)]
         m = make_memory(
             "decision",
@@ -222,6 +223,29 @@ def test_warming_search_waits_on_one_batch_at_most_and_scans_once_per_write(
         assert resp.vectors_pending == 0 and not any("warming up" in x for x in resp.notices)
         svc.search("schema index", limit=3)
         assert idx.scans == 1 and emb.waited() == []
+
+
+def test_a_long_lived_process_starts_another_worker_for_later_writes(
+    repo: Path, no_spawn: list[Path]
+) -> None:
+    """An MCP server runs for days: once a worker has finished, a later bulk write that leaves
+    vectors missing gets a worker of its own (not one batch a search for ever); a worker that
+    made no progress is not restarted on every search."""
+    from ccmemory import warming
+
+    with text_indexed(repo, SEARCH_EMBED_BATCH * 2, Counting) as (svc, _):
+        svc.search("tenant invoice", limit=3)
+        svc.search("tenant invoice", limit=3)
+        assert no_spawn == [repo]  # no progress seen: not started again
+        with Service(Vault(repo)) as worker:  # the worker's work, as it would do it
+            worker.embed_missing()
+        warming.write_status(repo / ".ccmemory" / "local", svc.embedder().name, 0)
+        assert svc.search("tenant invoice", limit=3).vectors_pending == 0
+        fill(repo, SEARCH_EMBED_BATCH * 2, start=1000)
+        assert svc.reindex().added == SEARCH_EMBED_BATCH * 2
+        resp = svc.search("cookie session", limit=3)
+        assert resp.vectors_pending == SEARCH_EMBED_BATCH
+        assert no_spawn == [repo, repo]
 
 
 def test_status_file_is_untrusted_input(repo: Path) -> None:
