@@ -389,6 +389,63 @@ class Memory:
             meta.setdefault(key, value)
         return meta
 
+    def to_dict(self) -> dict[str, Any]:
+        """Every attribute as JSON-able values (`created` as an ISO-8601 UTC string to the
+        second): the one serialised form of a memory (capture plans; the index payload,
+        `index_payload`). `Memory.from_dict(m.to_dict()) == m` for a memory created to the second."""
+        return {
+            "id": self.id,
+            "type": self.type,
+            "title": self.title,
+            "created": format_timestamp(self.created),
+            "body": self.body,
+            "author": self.author,
+            "session": self.session,
+            "branch": self.branch,
+            "topics": list(self.topics),
+            "files": list(self.files),
+            "confidence": self.confidence,
+            "source": self.source,
+            "supersedes": list(self.supersedes),
+            "relations": [r.to_dict() for r in self.relations],
+            "fields": dict(self.fields),
+            "extra": dict(self.extra),
+            APPLIES_TO: list(self.applies_to),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Memory:
+        """The inverse of `to_dict`, for data read back from disk (untrusted): checked by the same
+        `validate` a memory file passes (a provisional id is accepted), so a bad value is a
+        `ValueError` naming it, never a half-built memory."""
+        if not isinstance(data, dict):
+            raise ValueError(f"a memory must be a mapping, got {type(data).__name__}")
+        body = data.get("body") or ""
+        if not isinstance(body, str):
+            raise ValueError(f"'body' must be text, got {type(body).__name__}")
+        own, extra = data.get("fields") or {}, data.get("extra") or {}
+        if not isinstance(own, dict) or not isinstance(extra, dict):
+            raise ValueError("'fields' and 'extra' must be mappings")
+        mtype = data.get("type")
+        wanted = TYPES[mtype].fields if isinstance(mtype, str) and mtype in TYPES else ()
+        stray = sorted(str(k) for k in own if k not in wanted)
+        if stray:
+            raise ValueError(f"{', '.join(stray)} not a field of {mtype!r}")
+        meta = {str(k): v for k, v in extra.items()}
+        meta.update({k: v for k, v in data.items() if k in COMMON_FIELDS})
+        meta.update(own)
+        mid = meta.get("id")
+        errors = [
+            p.message
+            for p in validate(meta)
+            if p.level == "error" and not (p.key == "id" and isinstance(mid, str) and is_provisional(mid))
+        ]
+        if errors:
+            raise ValueError("; ".join(errors))
+        memory = from_frontmatter(meta, body)
+        memory.extra = {str(k): v for k, v in extra.items() if k not in COMMON_FIELDS and k not in wanted}
+        return memory
+
 
 def prose_values(mtype: str, fields: dict[str, Any]) -> list[list[str]]:
     """The values of a type's prose fields, one list per field that has one (a scalar is a
@@ -622,6 +679,15 @@ def from_frontmatter(meta: dict[str, Any], body: str) -> Memory:
         extra={k: v for k, v in meta.items() if k not in known},
         applies_to=[p.strip() for p in _as_str_list(meta.get(APPLIES_TO)) or [] if p.strip()],
     )
+
+
+def index_payload(memory: Memory) -> dict[str, Any]:
+    """What the index stores of a memory (`Memory.to_dict` without unknown keys, `applies_to`
+    carried inside `fields`: `index_fields`); read back by `IndexedMemory.from_payload`."""
+    data = memory.to_dict()
+    del data["extra"], data[APPLIES_TO]
+    data["fields"] = index_fields(memory)
+    return data
 
 
 def index_fields(memory: Memory) -> dict[str, Any]:

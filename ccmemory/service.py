@@ -187,6 +187,23 @@ class Service:
                 report.errors.append(FileProblem(".ccmemory/config.yaml", None, problem))
         return report
 
+    def draft(self, mtype: str, title: str, **kw: Any) -> Memory:
+        """A new memory built by the one builder (`ccmemory.draft.build_memory`: redacted,
+        validated, link targets resolved or refused), authored by this user on the current
+        branch. Not written: pass it to `record`. Raises `DraftError`."""
+        from ccmemory.draft import build_memory
+        from ccmemory.resolve import resolve_one, written_reference
+
+        kw.setdefault("author", self.config.user_id)
+        if "branch" not in kw and gitstate.is_repo(self.vault.root):
+            kw["branch"] = gitstate.current_branch(self.vault.root)
+        return build_memory(
+            mtype,
+            title,
+            resolve=lambda ref: written_reference(resolve_one(self, ref, "memory to link to")),
+            **kw,
+        )
+
     def record(self, memory: Memory) -> Recorded:
         """Write the memory file (the source of truth), then index just that file.
 

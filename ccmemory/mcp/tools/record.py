@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from ccmemory.model import TYPES, Memory, Relation, new_id
+from ccmemory.model import TYPES
 
 if TYPE_CHECKING:
     from ccmemory.service import Service
@@ -21,7 +20,7 @@ from mcp.server.mcpserver import MCPServer
 from pydantic import Field
 
 from ccmemory.mcp.backend import Backend
-from ccmemory.mcp.common import REDACTOR, ToolFailure, redact_text, redact_value, ref, resolve_one
+from ccmemory.mcp.common import REDACTOR, ToolFailure, ref, resolve_one
 from ccmemory.mcp.tools import Tool
 from ccmemory.mcp.tools.params import (
     Body,
@@ -53,59 +52,28 @@ def record(
     session: str | None = None,
     fields: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    from ccmemory import gitstate
+    from ccmemory.draft import DraftError
 
-    spec = TYPES[mtype]
-    title = " ".join(redact_text(title).split())
-    if not title:
-        raise ToolFailure("invalid_argument", "title is empty", "give a one-line title")
-    own = {k: redact_value(v) for k, v in (fields or {}).items() if v not in (None, "", [])}
-    unknown = set(own) - set(spec.fields)
-    if unknown:
-        raise ToolFailure(
-            "invalid_argument",
-            f"{', '.join(sorted(unknown))} not a field of {mtype} "
-            f"(fields: {', '.join(spec.fields) or 'none'})",
+    try:  # the one builder: redacted, validated, link targets resolved or refused (draft.py)
+        memory = svc.draft(
+            mtype,
+            title,
+            body=body,
+            topics=topics,
+            files=files,
+            relations=relations,
+            supersedes=supersedes,
+            confidence=confidence,
+            session=session,
+            source="explicit",
+            fields=fields,
         )
-
-    def full_id(target: str) -> str:
-        from ccmemory.resolve import written_reference
-
-        return written_reference(resolve_one(svc, target, "memory to link to"))
-
-    sup = list(dict.fromkeys(full_id(s) for s in supersedes or []))
-    rels: list[Relation] = []
-    for r in relations or []:
-        rtype = str(r.get("type", "")).upper()
-        if rtype == "SUPERSEDES":
-            sup.append(full_id(str(r.get("target", ""))))
-            continue
-        reason = r.get("reason")
-        rels.append(
-            Relation(rtype, full_id(str(r.get("target", ""))), redact_text(reason) if reason else None)
-        )
-    clean = [t.strip() for t in topics or [] if t and t.strip()]
-    memory = Memory(
-        id=new_id(),
-        type=mtype,
-        title=title,
-        created=datetime.now(UTC).replace(microsecond=0),
-        body=redact_text(body).strip(),
-        author=svc.config.user_id,
-        session=session or None,
-        branch=gitstate.current_branch(svc.vault.root) if gitstate.is_repo(svc.vault.root) else None,
-        topics=list(dict.fromkeys(clean)),
-        files=list(dict.fromkeys(f.strip() for f in files or [] if f and f.strip())),
-        confidence=confidence,
-        source="explicit",
-        supersedes=list(dict.fromkeys(sup)),
-        relations=rels,
-        fields=own,
-    )
+    except DraftError as exc:
+        raise ToolFailure(exc.code, exc.message, exc.hint) from None
     from ccmemory import personal
     from ccmemory.capture.linking import link_explicit
 
-    to_personal = mtype == "preference" and own.get("scope") == "global"
+    to_personal = mtype == "preference" and memory.fields.get("scope") == "global"
     linked = [] if to_personal else link_explicit(svc, memory)  # never dropped: close ones linked
     try:
         if to_personal:  # a global preference lives in the personal vault (docs/cross-project.md)
