@@ -427,9 +427,10 @@ class Memory:
         if not isinstance(own, dict) or not isinstance(extra, dict):
             raise ValueError("'fields' and 'extra' must be mappings")
         mtype = data.get("type")
-        wanted = TYPES[mtype].fields if isinstance(mtype, str) and mtype in TYPES else ()
+        known_type = isinstance(mtype, str) and mtype in TYPES
+        wanted = TYPES[mtype].fields if known_type else ()
         stray = sorted(str(k) for k in own if k not in wanted)
-        if stray:
+        if stray and known_type:  # an unknown type is reported by validate
             raise ValueError(f"{', '.join(stray)} not a field of {mtype!r}")
         meta = {str(k): v for k, v in extra.items()}
         meta.update({k: v for k, v in data.items() if k in COMMON_FIELDS})
