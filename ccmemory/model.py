@@ -428,7 +428,7 @@ class Memory:
             raise ValueError("'fields' and 'extra' must be mappings")
         mtype = data.get("type")
         known_type = isinstance(mtype, str) and mtype in TYPES
-        wanted = TYPES[mtype].fields if known_type else ()
+        wanted = TYPES[str(mtype)].fields if known_type else ()
         stray = sorted(str(k) for k in own if k not in wanted)
         if stray and known_type:  # an unknown type is reported by validate
             raise ValueError(f"{', '.join(stray)} not a field of {mtype!r}")
