@@ -287,7 +287,7 @@ def show(ref: str, as_json: bool, at: str | None) -> None:
         return show_at(ref, at, as_json)
     with service() as svc:
         m = resolve_or_exit(svc, ref)
-        edges = svc.index.edges(svc.project, [m.id])
+        edges = svc.view.edges([m.id])
         incoming = [e for e in edges if e.dst == m.id and e.src != m.id]
         outgoing = [e for e in edges if e.src == m.id]
         if as_json:

@@ -132,7 +132,7 @@ def detect_issues(
     mems = all_memories(svc)
     by_id = {m.id: m for m in mems}
     edges = all_edges(svc, list(by_id))
-    superseded = svc.index.superseded_ids(svc.filters(include_superseded=True))
+    superseded = svc.view.superseded_ids()
     if "contradictions" in wanted:
         items = contradictions(mems, edges, superseded)
         out["contradictions"] = {
@@ -170,7 +170,7 @@ def detect_issues(
             ],
         }
     if "broken_links" in wanted:
-        dang = svc.index.dangling(svc.project)
+        dang = svc.view.dangling()
         out["broken_links"] = {
             "rule": "relations or supersedes entries whose target id is not in the index",
             "total": len(dang),
@@ -184,7 +184,7 @@ def detect_issues(
             ],
         }
     if "invalid_files" in wanted:
-        probs = svc.index.file_problems(svc.project)
+        probs = svc.view.file_problems()
         out["invalid_files"] = {
             "rule": "memory files that cannot be parsed, or reuse another file's id "
             "(fix them and run `ccmemory check`)",

@@ -55,9 +55,9 @@ def schema() -> dict[str, Any]:
 
 
 def stats(svc: Service) -> dict[str, Any]:
-    data = dict(svc.index.stats(svc.project))
+    data = dict(svc.view.stats())
     data["project"] = svc.project
-    data["superseded"] = len(svc.index.superseded_ids(svc.filters(include_superseded=True)))
+    data["superseded"] = len(svc.view.superseded_ids())
     return data
 
 
@@ -69,8 +69,8 @@ def project_overview(svc: Service, name: str) -> dict[str, Any]:
             f"read graph://project/{svc.project}",
         )
     f = svc.filters()
-    recent = svc.index.query(svc.filters(types=["decision"]), limit=10)
-    topics = Counter(t for m in svc.index.query(f, limit=2000) for t in m.topics)
+    recent = svc.view.query(svc.filters(types=["decision"]), limit=10)
+    topics = Counter(t for m in svc.view.query(f, limit=2000) for t in m.topics)
     return {
         "project": svc.project,
         "root": str(svc.vault.root),

@@ -4,6 +4,7 @@ get_memory."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
@@ -120,7 +121,7 @@ def _cross_search(
 def get_memory(svc: Service, ref_: str) -> dict[str, Any]:
     m = resolve_one(svc, ref_)
     telemetry_event(svc, "retrieved", [m.id])
-    edges = svc.index.edges(svc.project, [m.id])
+    edges = svc.view.edges([m.id])
     out = full(m)
     out["superseded_by"] = [e.src for e in edges if e.type == "SUPERSEDES" and e.dst == m.id]
     out["incoming"] = [
@@ -146,8 +147,8 @@ def query_by_topic(
     if not clean:
         raise ToolFailure("invalid_argument", "give at least one topic")
     f = tool_filters(svc, types=types, status=status, topics=clean, include_superseded=include_superseded)
-    total = svc.index.count(f)
-    mems = svc.index.query(f, limit=limit, offset=offset)
+    total = svc.view.count(f)
+    mems = svc.view.query(f, limit=limit, offset=offset)
     co = Counter(t for m in mems for t in m.topics if t.casefold() not in {c.casefold() for c in clean})
     return {
         "topics": clean,
@@ -183,9 +184,9 @@ def timeline(
         raise ToolFailure("invalid_argument", "since is after until")
     f = tool_filters(svc, types=types, include_superseded=True)
     f.since, f.until = start, end
-    total = svc.index.count(f)
-    mems = svc.index.query(f, limit=limit, offset=offset)
-    sup = svc.index.superseded_ids(Filters(**{**f.__dict__, "ids": [m.id for m in mems]})) if mems else set()
+    total = svc.view.count(f)
+    mems = svc.view.query(f, limit=limit, offset=offset)
+    sup = svc.view.superseded_ids(dataclasses.replace(f, ids=[m.id for m in mems])) if mems else set()
     results = []
     for m in mems:
         extra: dict[str, Any] = {}
@@ -231,8 +232,8 @@ def failed_approaches(
         }
     else:
         f = tool_filters(svc, types=["failed_approach"], topics=topics, files=files)
-        total = svc.index.count(f)
-        chosen = svc.index.query(f, limit=limit, offset=offset)
+        total = svc.view.count(f)
+        chosen = svc.view.query(f, limit=limit, offset=offset)
         info = {"order": "newest first", **page(chosen, offset, limit, total)}
     results = [
         cite(
@@ -252,7 +253,7 @@ def open_questions(svc: Service, *, topics: Sequence[str] | None, limit: int, of
     limit, offset = bounded(limit, offset)
     if topics:
         f = tool_filters(svc, types=["question"], topics=topics)
-        mems = svc.index.query(f, limit=5000)
+        mems = svc.view.query(f, limit=5000)
     else:
         mems = all_memories(svc, types=["question"], include_superseded=False)
     open_ = [m for m in mems if m.fields.get("answer") in (None, "", [])]
@@ -307,15 +308,15 @@ def query_context(
         for h in resp.hits:
             add(h.memory, "matches the task", 1.0 + h.score)
     if current_file:
-        for m in svc.index.query(svc.filters(files=[current_file]), limit=limit):
+        for m in svc.view.query(svc.filters(files=[current_file]), limit=limit):
             add(m, f"about {current_file}", 1.0)
         folder = current_file.rsplit("/", 1)[0] + "/" if "/" in current_file else None
         if folder:
-            for m in svc.index.query(svc.filters(files=[folder]), limit=limit):
+            for m in svc.view.query(svc.filters(files=[folder]), limit=limit):
                 add(m, f"about files in {folder}", 0.8)
     if not task and not current_file:
         ctx = svc.context(None)
-        mems = svc.index.get(svc.project, ctx.ids)
+        mems = svc.view.get(ctx.ids)
         for i, m in enumerate(mems):
             add(m, "session-start context (no task or file given)", 0.5 - i * 1e-3)
     seeds = sorted(picked.values(), key=lambda t: -t[2])[:limit]
@@ -325,25 +326,19 @@ def query_context(
     for hop in range(1, max_hops + 1):
         if not frontier or len(picked) >= limit:
             break
-        offers: dict[str, str] = {}
-        for e in svc.index.edges(svc.project, sorted(frontier)):
-            for here, other, label in (
-                (e.src, e.dst, e.type),
-                (e.dst, e.src, REVERSE_NAMES.get(e.type, e.type)),
-            ):
-                if here in frontier and other not in picked:
-                    offers.setdefault(other, f"{label} of {here} (hop {hop})")
-        if hop == 1:
-            for other, via, shared in svc.index.related_by_topic_or_file(
-                visible, sorted(frontier), limit=limit
-            ):
-                if other not in picked:
-                    offers.setdefault(other, f"shares {shared} topic(s)/file(s) with {via} (hop 1)")
-        allowed = (
-            svc.index.query(Filters(**{**visible.__dict__, "ids": sorted(offers)}), limit=len(offers))
-            if offers
-            else []
+        links, visible_ones = svc.view.neighbours(
+            frontier, visible, shared_limit=limit if hop == 1 else 0, known=picked
         )
+        offers: dict[str, str] = {}
+        for link in links:
+            if link.other in picked:
+                continue
+            if link.edge is not None:
+                offers.setdefault(link.other, f"{link.label} of {link.here} (hop {hop})")
+            else:
+                shared = f"shares {link.shared} topic(s)/file(s) with {link.here} (hop 1)"
+                offers.setdefault(link.other, shared)
+        allowed = [m for m in visible_ones.values() if m.id in offers]
         nxt = set()
         for m in allowed:
             if len(picked) >= limit:
