@@ -181,7 +181,9 @@ def new(
     TYPE is one of: decision, correction, preference, exception, insight, question,
     failed_approach, fact, gotcha, pattern, reference. Without --body, $VISUAL/$EDITOR opens
     with the type's guidance (as a comment, never stored) when run in a terminal; otherwise the
-    body is left empty. Example:
+    body is left empty. --relation and --supersedes targets (id, 4+ character prefix, path or
+    slug) must name one existing memory; otherwise nothing is written. Text is redacted
+    before anything else sees it. Example:
 
       ccmemory new decision "Use httpOnly cookies" --topic auth --body "Tokens live in cookies."
     """
