@@ -126,7 +126,7 @@ class Dash:
 
     def stats(self) -> dict[str, Any]:
         """The same numbers as `ccmemory stats --json` (index stats) plus the superseded count."""
-        data = dict(self.svc.index.stats(self.project))
+        data = dict(self.svc.view.stats())
         data["project"] = self.project
         return data
 
