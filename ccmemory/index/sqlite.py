@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ccmemory import analyzer, bm25
 from ccmemory.index.base import (
     MAX_SHARED,
     Edge,
@@ -27,11 +28,12 @@ from ccmemory.index.base import (
     json_columns,
     text_hash,
 )
-from ccmemory.index.query import fts_query
+from ccmemory.index.query import fts_match_terms
 from ccmemory.index.sqlite_ref import ReferenceTables
 from ccmemory.model import Memory, fields_text, format_timestamp, index_fields, normalise_topic
 
-SCHEMA_VERSION = 2
+# 3: the full-text table holds analysed terms (ccmemory.analyzer), memories their lengths
+SCHEMA_VERSION = 3
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS files(
@@ -45,6 +47,8 @@ CREATE TABLE IF NOT EXISTS memories(
   author_fm TEXT, author_git TEXT, session TEXT, branch TEXT, confidence REAL, source TEXT,
   status TEXT NOT NULL, fields TEXT NOT NULL, topics TEXT NOT NULL, files TEXT NOT NULL,
   supersedes TEXT NOT NULL, relations TEXT NOT NULL, hash TEXT NOT NULL, text_hash TEXT NOT NULL,
+  len_title INTEGER NOT NULL DEFAULT 0, len_body INTEGER NOT NULL DEFAULT 0,
+  len_fields INTEGER NOT NULL DEFAULT 0,
   UNIQUE(project, id));
 CREATE INDEX IF NOT EXISTS memories_created ON memories(project, created);
 CREATE INDEX IF NOT EXISTS memories_path ON memories(project, path);
@@ -59,14 +63,14 @@ CREATE TABLE IF NOT EXISTS mem_files(project TEXT NOT NULL, mem_id TEXT NOT NULL
   PRIMARY KEY(project, mem_id, file));
 CREATE INDEX IF NOT EXISTS mem_files_file ON mem_files(project, file, mem_id);
 CREATE VIRTUAL TABLE IF NOT EXISTS memory_fts USING fts5(
-  title, body, fields, tokenize = 'porter unicode61 remove_diacritics 2');
+  title, body, fields, tokenize = 'unicode61 remove_diacritics 0');
 CREATE TABLE IF NOT EXISTS project_links(project TEXT NOT NULL, other TEXT NOT NULL,
   relation TEXT NOT NULL, PRIMARY KEY(project, other));
 CREATE TABLE IF NOT EXISTS vectors(
   embedder TEXT NOT NULL, text_hash TEXT NOT NULL, dim INTEGER NOT NULL, vec BLOB NOT NULL,
   PRIMARY KEY(embedder, text_hash));
 """
-# bm25 column weights: title, body, type fields
+# FTS5's own bm25 only orders the candidates under the cap; ccmemory.bm25 scores them
 _BM25 = "bm25(memory_fts, 4.0, 1.0, 2.0)"
 _EFFECTIVE_AUTHOR = "coalesce(m.author_fm, m.author_git)"
 
@@ -412,6 +416,7 @@ class SQLiteIndex(ReferenceTables):
             im = IndexedMemory.from_payload(d, path=path, status=status_of(path), project=project, hash=fhash)
             rid = next_rid
             next_rid += 1
+            analysed = analyzer.memory_fields(im.title, im.body, fields_text(im.type, im.fields))
             mem_rows.append(
                 (
                     rid,
@@ -432,9 +437,10 @@ class SQLiteIndex(ReferenceTables):
                     *json_columns(im).values(),  # fields, topics, files, supersedes, relations
                     fhash,
                     text_hash(im),
+                    *bm25.field_lengths(analysed),
                 )
             )
-            fts_rows.append((rid, im.title, im.body, fields_text(im.type, im.fields)))
+            fts_rows.append((rid, *analysed))
             edges: dict[tuple[str, str], str | None] = {}
             for target in im.supersedes:
                 edges.setdefault(("SUPERSEDES", target), None)
@@ -447,7 +453,8 @@ class SQLiteIndex(ReferenceTables):
         db.executemany(
             "INSERT INTO memories(rid, project, id, path, type, title, body, created, author_fm, author_git,"
             " session, branch, confidence, source, status, fields, topics, files, supersedes,"
-            " relations, hash, text_hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " relations, hash, text_hash, len_title, len_body, len_fields)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             mem_rows,
         )
         db.executemany("INSERT INTO memory_fts(rowid, title, body, fields) VALUES (?,?,?,?)", fts_rows)
@@ -600,18 +607,28 @@ class SQLiteIndex(ReferenceTables):
         return int(row[0])
 
     def text_search(self, text: str, f: Filters, limit: int = 50) -> list[tuple[str, float]]:
-        match = fts_query(text)
-        if not match:
+        """Candidates holding any analysed query term (at most bm25.CANDIDATE_CAP, FTS5's bm25
+        order), scored by `ccmemory.bm25` like every backend."""
+        terms = analyzer.query_terms(text)
+        if not terms:
             return []
         where, params = self._where(f)
         rows = self.db.execute(
-            f"WITH hits AS MATERIALIZED (SELECT rowid AS rid, {_BM25} AS r FROM memory_fts"
-            " WHERE memory_fts MATCH ?)"
-            f" SELECT m.id, hits.r FROM hits JOIN memories m ON m.rid = hits.rid"
+            f"WITH hits AS MATERIALIZED (SELECT rowid AS rid, {_BM25} AS r, title, body, fields"
+            " FROM memory_fts WHERE memory_fts MATCH ?)"
+            " SELECT m.id, hits.title, hits.body, hits.fields FROM hits JOIN memories m ON m.rid = hits.rid"
             f" WHERE {where} ORDER BY hits.r, m.id LIMIT ?",
-            [match, *params, limit],
+            [fts_match_terms(terms), *params, bm25.CANDIDATE_CAP],
         ).fetchall()
-        return [(r[0], round(-float(r[1]), 6)) for r in rows]
+        if not rows:
+            return []
+        n, lt, lb, lf = self.db.execute(
+            "SELECT count(*), coalesce(sum(m.len_title), 0), coalesce(sum(m.len_body), 0),"
+            f" coalesce(sum(m.len_fields), 0) FROM memories m WHERE {where}",
+            params,
+        ).fetchone()
+        cands = [bm25.Candidate(r[0], (r[1], r[2], r[3])) for r in rows]
+        return bm25.rank(terms, cands, bm25.Stats(int(n), (int(lt), int(lb), int(lf))))[:limit]
 
     def edges(self, project: str, ids: Sequence[str]) -> list[Edge]:
         if not ids:
