@@ -28,24 +28,21 @@ from ccmemory import fusion  # noqa: E402
 
 
 def candidates(quick: bool) -> list[fusion.FusionRecipe]:
+    """The shipped recipe, then score fusion of the calibrated text score (``raw``, see
+    ccmemory.bm25) with raw cosine or min-max cosine, then the min-max and RRF recipes of before."""
     out: list[fusion.FusionRecipe] = [fusion.DEFAULT]
-    weights = (0.5, 1.0, 1.5, 2.0) if quick else (0.5, 0.75, 1.0, 1.5, 2.0, 3.0)
+    weights = (0.5, 1.0, 1.5, 2.0) if quick else (0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0)
     for w in weights:
+        for vnorm in ("raw", "minmax"):
+            out.append(
+                fusion.FusionRecipe(
+                    method="score", normalisation="raw", vector_normalisation=vnorm, vector_weight=w
+                )
+            )
+    for w in (0.5, 1.0) if quick else (0.5, 1.0, 1.5):
         out.append(fusion.FusionRecipe(method="score", normalisation="minmax", vector_weight=w))
-        out.append(fusion.FusionRecipe(method="score", normalisation="max", vector_weight=w))
-        out.append(
-            fusion.FusionRecipe(
-                method="score", normalisation="minmax", vector_normalisation="raw", vector_weight=w
-            )
-        )
-        out.append(
-            fusion.FusionRecipe(
-                method="score", normalisation="max", vector_normalisation="raw", vector_weight=w
-            )
-        )
-        for k in (5.0, 20.0, 60.0):
-            out.append(fusion.FusionRecipe(method="rrf", rrf_k=k, vector_weight=w))
-    return out
+        out.append(fusion.FusionRecipe(method="rrf", rrf_k=5.0, vector_weight=w))
+    return list(dict.fromkeys(out))
 
 
 def main() -> None:

@@ -201,16 +201,20 @@ def sweep(svc: Service, emb: Any, tuning: Sequence[devset.Query]) -> None:
 
 
 def candidate_recipes() -> list[fusion.FusionRecipe]:
+    """Score fusion over the calibrated text score (``raw``: ccmemory.bm25's share of the query's
+    idf) with raw or min-max cosine, then the min-max / max / RRF recipes measured before."""
     out = []
-    for w in (0.5, 0.75, 1.0, 1.5, 2.0):
-        for norm in ("minmax", "max", "zscore"):
-            out.append(fusion.FusionRecipe(method="score", normalisation=norm, vector_weight=w))  # type: ignore[arg-type]
+    for w in (0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0):
+        for vnorm in ("raw", "minmax", "max"):
             out.append(
                 fusion.FusionRecipe(
-                    method="score", normalisation=norm, vector_normalisation="raw", vector_weight=w
+                    method="score", normalisation="raw", vector_normalisation=vnorm, vector_weight=w
                 )  # type: ignore[arg-type]
             )
-        for k in (5.0, 20.0, 60.0):
+    for w in (0.5, 1.0, 1.5):
+        for norm in ("minmax", "max"):
+            out.append(fusion.FusionRecipe(method="score", normalisation=norm, vector_weight=w))  # type: ignore[arg-type]
+        for k in (5.0, 20.0):
             out.append(fusion.FusionRecipe(method="rrf", rrf_k=k, vector_weight=w))
     return out
 
