@@ -16,19 +16,17 @@ bm25 gave it). Ranking by the calibrated score is the same as ranking by raw BM2
 from __future__ import annotations
 
 import math
-from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 K1 = 1.2
 B = 0.75
 #: title, body, type fields (the weights FTS5's bm25 had before: 4 / 1 / 2)
 FIELD_WEIGHTS = (4.0, 1.0, 2.0)
-#: at most this many candidates are scored per query (a backend returns them in its own relevance
-#: order). Below it, every backend scores the same set and ranks identically; above it (a query
-#: whose terms occur in more memories than this, in a large vault) the document frequencies are
-#: counted over the capped set and the tail may differ between backends.
-CANDIDATE_CAP = 1000
+#: at most this many candidates are scored per query, taken in the backend's own relevance order
+#: (FTS5 bm25 / Lucene). When more memories match, the two backends may pick different sets
+#: and, rarely, rank differently below the top; the statistics (Stats) are the project's either way.
+CANDIDATE_CAP = 300
 #: scores are rounded so float summation order can never split a tie differently on two backends
 DIGITS = 9
 
@@ -41,10 +39,12 @@ class Candidate:
 
 @dataclass(frozen=True)
 class Stats:
-    """Of the memories the filters allow: how many, and their total analysed field lengths."""
+    """Collection statistics of the project (every memory in it, whatever the query's filters):
+    how many memories, their total analysed field lengths, and per query term how many hold it."""
 
     docs: int
     lengths: tuple[int, int, int]
+    df: Mapping[str, int]
 
 
 def field_lengths(fields: Sequence[str]) -> tuple[int, int, int]:
@@ -53,37 +53,36 @@ def field_lengths(fields: Sequence[str]) -> tuple[int, int, int]:
 
 
 def rank(terms: Sequence[str], candidates: Sequence[Candidate], stats: Stats) -> list[tuple[str, float]]:
-    """Candidates holding at least one term, best first (ties by id), with calibrated scores.
-
-    Document frequencies are counted over ``candidates``, which must therefore be every memory
-    (under the filters) that holds any of ``terms``; the backends' candidate cap bounds this."""
+    """Candidates holding at least one term, best first (ties by id), with calibrated scores."""
+    terms = list(dict.fromkeys(terms))
     if not terms or not candidates:
         return []
-    wanted = set(terms)
-    n = max(stats.docs, len(candidates))
-    avg = [max(total / n, 1.0) for total in stats.lengths]
-    per_doc: list[tuple[str, dict[str, float]]] = []
-    df: Counter[str] = Counter()
-    for cand in candidates:
-        weighted: dict[str, float] = {}
-        for fi, text in enumerate(cand.fields):
-            toks = text.split()
-            counts = Counter(t for t in toks if t in wanted)
-            if not counts:
-                continue
-            norm = FIELD_WEIGHTS[fi] / (1.0 - B + B * len(toks) / avg[fi])
-            for t, c in counts.items():
-                weighted[t] = weighted.get(t, 0.0) + c * norm
-        if weighted:
-            per_doc.append((cand.id, weighted))
-            df.update(weighted.keys())
-    idf = {t: math.log(1.0 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in dict.fromkeys(terms) if df[t]}
+    n = max(stats.docs, 1)
+    idf = {}
+    for t in terms:
+        df = min(stats.df.get(t, 0), n)
+        if df:
+            idf[t] = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
     total = sum(idf.values())
     if total <= 0:
         return []
+    avg = [max(length / n, 1.0) for length in stats.lengths]
+    known = list(idf)
     out: list[tuple[str, float]] = []
-    for mid, weighted in per_doc:
-        s = sum(idf[t] * w / (K1 + w) for t, w in sorted(weighted.items()))
-        out.append((mid, round(s / total, DIGITS)))
+    for cand in candidates:
+        weighted: dict[str, float] = {}
+        for fi, text in enumerate(cand.fields):
+            present = [t for t in known if t in text]  # substring: cheap, may over-select
+            if not present:
+                continue
+            toks = text.split()
+            norm = FIELD_WEIGHTS[fi] / (1.0 - B + B * len(toks) / avg[fi])
+            for t in present:
+                c = toks.count(t)
+                if c:
+                    weighted[t] = weighted.get(t, 0.0) + c * norm
+        if weighted:
+            s = sum(idf[t] * weighted[t] / (K1 + weighted[t]) for t in known if t in weighted)
+            out.append((cand.id, round(s / total, DIGITS)))
     out.sort(key=lambda kv: (-kv[1], kv[0]))
     return out

@@ -42,8 +42,13 @@ def _c(mid: str, title: str = "", body: str = "", fields: str = "") -> bm25.Cand
 
 
 def _stats(cands: list[bm25.Candidate], docs: int) -> bm25.Stats:
+    """As if the other ``docs - len(cands)`` memories were empty."""
     lens = [bm25.field_lengths(c.fields) for c in cands]
-    return bm25.Stats(docs, (sum(x[0] for x in lens), sum(x[1] for x in lens), sum(x[2] for x in lens)))
+    df: dict[str, int] = {}
+    for c in cands:
+        for t in set(" ".join(c.fields).split()):
+            df[t] = df.get(t, 0) + 1
+    return bm25.Stats(docs, (sum(x[0] for x in lens), sum(x[1] for x in lens), sum(x[2] for x in lens)), df)
 
 
 def test_bm25f_by_hand() -> None:
@@ -66,6 +71,11 @@ def test_one_common_word_is_not_a_full_match() -> None:
     got = dict(bm25.rank(["deploy", "wkhtmltopdf"], [*docs, target], _stats([*docs, target], docs=40)))
     others = max(v for k, v in got.items() if k != "t")
     assert got["t"] > 0.5 and others < 0.2 and got["t"] > 2.5 * others
+    # the statistics are the project's: a term rare in the candidates but common in the project
+    # weighs what the project says
+    common = bm25.Stats(40, _stats([*docs, target], 40).lengths, {"deploy": 9, "wkhtmltopdf": 30})
+    flipped = dict(bm25.rank(["deploy", "wkhtmltopdf"], [*docs, target], common))
+    assert flipped["t"] < got["t"]
     assert all(0 <= v < 1 for v in got.values())
     # only the common word matched: still a weak match, not 1.0
     weak = dict(bm25.rank(["deploy", "wkhtmltopdf"], docs, _stats(docs, docs=40)))

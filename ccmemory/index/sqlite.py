@@ -52,6 +52,8 @@ CREATE TABLE IF NOT EXISTS memories(
   UNIQUE(project, id));
 CREATE INDEX IF NOT EXISTS memories_created ON memories(project, created);
 CREATE INDEX IF NOT EXISTS memories_path ON memories(project, path);
+-- covering: the project's full-text statistics (ccmemory.bm25.Stats) without reading the rows
+CREATE INDEX IF NOT EXISTS memories_lens ON memories(project, len_title, len_body, len_fields);
 CREATE TABLE IF NOT EXISTS relations(
   project TEXT NOT NULL, src TEXT NOT NULL, type TEXT NOT NULL, dst TEXT NOT NULL, reason TEXT,
   PRIMARY KEY(project, src, type, dst));
@@ -64,6 +66,7 @@ CREATE TABLE IF NOT EXISTS mem_files(project TEXT NOT NULL, mem_id TEXT NOT NULL
 CREATE INDEX IF NOT EXISTS mem_files_file ON mem_files(project, file, mem_id);
 CREATE VIRTUAL TABLE IF NOT EXISTS memory_fts USING fts5(
   title, body, fields, tokenize = 'unicode61 remove_diacritics 0');
+CREATE VIRTUAL TABLE IF NOT EXISTS memory_vocab USING fts5vocab(memory_fts, 'row');
 CREATE TABLE IF NOT EXISTS project_links(project TEXT NOT NULL, other TEXT NOT NULL,
   relation TEXT NOT NULL, PRIMARY KEY(project, other));
 CREATE TABLE IF NOT EXISTS vectors(
@@ -608,27 +611,50 @@ class SQLiteIndex(ReferenceTables):
 
     def text_search(self, text: str, f: Filters, limit: int = 50) -> list[tuple[str, float]]:
         """Candidates holding any analysed query term (at most bm25.CANDIDATE_CAP, FTS5's bm25
-        order), scored by `ccmemory.bm25` like every backend."""
+        order), scored by `ccmemory.bm25` with the project's statistics, like every backend."""
         terms = analyzer.query_terms(text)
         if not terms:
             return []
         where, params = self._where(f)
-        rows = self.db.execute(
-            f"WITH hits AS MATERIALIZED (SELECT rowid AS rid, {_BM25} AS r, title, body, fields"
-            " FROM memory_fts WHERE memory_fts MATCH ?)"
-            " SELECT m.id, hits.title, hits.body, hits.fields FROM hits JOIN memories m ON m.rid = hits.rid"
+        hits = self.db.execute(
+            f"WITH hits AS MATERIALIZED (SELECT rowid AS rid, {_BM25} AS r FROM memory_fts"
+            " WHERE memory_fts MATCH ?)"
+            " SELECT m.rid, m.id FROM hits JOIN memories m ON m.rid = hits.rid"
             f" WHERE {where} ORDER BY hits.r, m.id LIMIT ?",
             [fts_match_terms(terms), *params, bm25.CANDIDATE_CAP],
         ).fetchall()
-        if not rows:
+        if not hits:
             return []
+        id_of = dict(hits)
+        marks = ",".join("?" * len(id_of))
+        cands = [
+            bm25.Candidate(id_of[r[0]], (r[1], r[2], r[3]))
+            for r in self.db.execute(
+                f"SELECT rowid, title, body, fields FROM memory_fts WHERE rowid IN ({marks})", list(id_of)
+            )
+        ]
+        return bm25.rank(terms, cands, self._text_stats(f.project, terms))[:limit]
+
+    def _text_stats(self, project: str, terms: list[str]) -> bm25.Stats:
         n, lt, lb, lf = self.db.execute(
-            "SELECT count(*), coalesce(sum(m.len_title), 0), coalesce(sum(m.len_body), 0),"
-            f" coalesce(sum(m.len_fields), 0) FROM memories m WHERE {where}",
-            params,
+            "SELECT count(*), coalesce(sum(len_title), 0), coalesce(sum(len_body), 0),"
+            " coalesce(sum(len_fields), 0) FROM memories WHERE project = ?",
+            (project,),
         ).fetchone()
-        cands = [bm25.Candidate(r[0], (r[1], r[2], r[3])) for r in rows]
-        return bm25.rank(terms, cands, bm25.Stats(int(n), (int(lt), int(lb), int(lf))))[:limit]
+        marks = ",".join("?" * len(terms))
+        lo, hi = self.db.execute("SELECT min(project), max(project) FROM memories").fetchone()
+        if lo == hi:  # the usual case: one project per file, so FTS5's own counts are its
+            rows = self.db.execute(f"SELECT term, doc FROM memory_vocab WHERE term IN ({marks})", terms)
+            df = {t: int(d) for t, d in rows}
+        else:
+            df = {}
+            for t in terms:
+                (df[t],) = self.db.execute(
+                    "SELECT count(*) FROM memory_fts f JOIN memories m ON m.rid = f.rowid"
+                    " WHERE memory_fts MATCH ? AND m.project = ?",
+                    (fts_match_terms([t]), project),
+                ).fetchone()
+        return bm25.Stats(int(n), (int(lt), int(lb), int(lf)), df)
 
     def edges(self, project: str, ids: Sequence[str]) -> list[Edge]:
         if not ids:

@@ -129,7 +129,7 @@ class MemoryReads(Connection):
     @wrap_errors
     def text_search(self, text: str, f: Filters, limit: int = 50) -> list[tuple[str, float]]:
         """Candidates holding any analysed query term (at most bm25.CANDIDATE_CAP, Lucene's
-        order), scored by `ccmemory.bm25` like every backend."""
+        order), scored by `ccmemory.bm25` with the project's statistics, like every backend."""
         terms = analyzer.query_terms(text)
         if not terms:
             return []
@@ -148,12 +148,22 @@ class MemoryReads(Connection):
         if not rows:
             return []
         st = self._read(
-            f"MATCH (m:Memory {{project: $p}}) WHERE {where} RETURN count(m) AS n, "
+            "MATCH (m:Memory {project: $p}) RETURN count(m) AS n, "
             "sum(m.len_title) AS lt, sum(m.len_body) AS lb, sum(m.len_fields) AS lf",
             p=f.project,
-            **params,
         )[0]
-        stats = bm25.Stats(int(st["n"]), (int(st["lt"] or 0), int(st["lb"] or 0), int(st["lf"] or 0)))
+        dfs = self._read(
+            "UNWIND $terms AS t CALL db.index.fulltext.queryNodes($index, t.q) YIELD node "
+            "WHERE node.project = $p RETURN t.term AS term, count(node) AS df",
+            index=FULLTEXT_INDEX,
+            terms=[{"term": t, "q": lucene_match_terms([t])} for t in terms],
+            p=f.project,
+        )
+        stats = bm25.Stats(
+            int(st["n"]),
+            (int(st["lt"] or 0), int(st["lb"] or 0), int(st["lf"] or 0)),
+            {r["term"]: int(r["df"]) for r in dfs},
+        )
         cands = [bm25.Candidate(r["id"], (r["t"] or "", r["b"] or "", r["f"] or "")) for r in rows]
         return bm25.rank(terms, cands, stats)[:limit]
 
