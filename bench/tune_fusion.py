@@ -45,9 +45,29 @@ def candidates(quick: bool) -> list[fusion.FusionRecipe]:
     return list(dict.fromkeys(out))
 
 
+def parse(spec: str) -> list[fusion.FusionRecipe]:
+    out = []
+    for item in spec.split(","):
+        norms, weight = item.split(":")
+        tnorm, vnorm = norms.split("/")
+        out.append(
+            fusion.FusionRecipe(
+                method="score",
+                normalisation=tnorm,  # type: ignore[arg-type]
+                vector_normalisation=vnorm,  # type: ignore[arg-type]
+                vector_weight=float(weight),
+            )
+        )
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument(
+        "--recipes",
+        help="only these score recipes, e.g. 'raw/raw:0.35,max/raw:0.5' (text norm/vector norm:vector weight)",
+    )
     args = ap.parse_args()
     loc = _locomo()
     convs, _ = loc.load(loc.DEFAULT_DATA)
@@ -70,7 +90,7 @@ def main() -> None:
             best_dev = max(base_dev[("text", "T")][1], base_dev[("semantic", "T")][1])
             best_loc = max(base_loc["text"][2], base_loc["semantic"][2])
             rows = []
-            for recipe in candidates(args.quick):
+            for recipe in parse(args.recipes) if args.recipes else candidates(args.quick):
                 d = dev_evaluate(svc, emb, queries, recipe)[("hybrid", "T")]
                 lo = product.evaluate(indexed, range(len(indexed)), (1, 5, 10), recipe, modes=("hybrid",))[
                     "hybrid"
