@@ -24,9 +24,11 @@ B = 0.75
 #: title, body, type fields (the weights FTS5's bm25 had before: 4 / 1 / 2)
 FIELD_WEIGHTS = (4.0, 1.0, 2.0)
 #: at most this many candidates are scored per query, taken in the backend's own relevance order
-#: (FTS5 bm25 / Lucene). When more memories match, the two backends may pick different sets
-#: and, rarely, rank differently below the top; the statistics (Stats) are the project's either way.
-CANDIDATE_CAP = 300
+#: (FTS5 bm25 / Lucene, over the same terms with the same field weights); the search layer fuses
+#: the top 100 of each list anyway (fusion.FusionRecipe.candidates). When more memories match,
+#: the two backends may pick different sets and, rarely, rank differently below the top; the
+#: statistics (Stats) are the project's either way.
+CANDIDATE_CAP = 100
 #: scores are rounded so float summation order can never split a tie differently on two backends
 DIGITS = 9
 

@@ -11,6 +11,7 @@ import pytest
 from ccmemory import analyzer, bm25
 from ccmemory.index.base import Filters
 from ccmemory.index.sqlite import SCHEMA_VERSION, SQLiteIndex
+from ccmemory.model import Memory, parse_timestamp
 
 
 def test_analysis_folds_splits_drops_stopwords_and_stems() -> None:
@@ -100,6 +101,20 @@ def test_sqlite_text_search_uses_the_analysis(repo_index: SQLiteIndex) -> None:
     assert {m for m, _ in got} == {"m1", "m2"} and all(0 < s < 1 for _, s in got)
 
 
+def test_statistics_are_the_projects_own(repo_index: SQLiteIndex, tmp_path: Path) -> None:
+    """Another project in the same file (counted apart) and a write (cache refreshed) both show."""
+    f = Filters(project="p")
+    alone = repo_index.text_search("redis caching invoices", f)
+    from ccmemory.index.base import FileRecord
+
+    other = [FileRecord(f"o{i}.md", 1, 1, f"o{i}", _mem(f"o{i}", "Redis", "redis redis")) for i in range(6)]
+    repo_index.apply("q", other, [], lambda _p: "curated")
+    assert repo_index.text_search("redis caching invoices", f) == alone
+    repo_index.apply("p", other[:3], [], lambda _p: "curated")  # now redis is common in p too
+    after = dict(repo_index.text_search("redis caching invoices", f))
+    assert after["m1"] != dict(alone)["m1"]
+
+
 def test_an_index_of_the_previous_schema_is_rebuilt(tmp_path: Path) -> None:
     path = tmp_path / "old.db"
     db = sqlite3.connect(path)
@@ -121,14 +136,17 @@ def test_an_index_of_the_previous_schema_is_rebuilt(tmp_path: Path) -> None:
         idx.close()
 
 
+def _mem(mid: str, title: str, body: str) -> Memory:
+    when = parse_timestamp("2025-01-01T00:00:00Z")
+    assert when is not None
+    return Memory(id=mid, type="fact", title=title, body=body, created=when)
+
+
 @pytest.fixture
 def repo_index(tmp_path: Path) -> SQLiteIndex:
     from ccmemory.index.base import FileRecord
-    from ccmemory.model import Memory, parse_timestamp
 
-    def mem(mid: str, title: str, body: str) -> Memory:
-        return Memory(id=mid, type="fact", title=title, body=body, created=parse_timestamp("2025-01-01T00:00:00Z"))
-
+    mem = _mem
     idx = SQLiteIndex(tmp_path / "i.db")
     recs = [
         FileRecord("m1.md", 1, 1, "h1", mem("m1", "Session store", "Sessions live in Redis; caching too.")),

@@ -178,6 +178,7 @@ class SQLiteIndex(ReferenceTables):
         self._lock = threading.RLock()
         # (project, embedder) -> [stamp, ids, matrix, mask of not-superseded rows or None]
         self._vec_cache: dict[tuple[str, str], list[Any]] = {}
+        self._text_cache: dict[str, tuple[int, tuple[int, tuple[int, int, int], bool]]] = {}
 
     @classmethod
     def open_readonly(cls, path: Path | str) -> SQLiteIndex:
@@ -201,6 +202,7 @@ class SQLiteIndex(ReferenceTables):
             raise IndexError_(f"SQLite index {path} was built by another ccmemory version")
         self._lock = threading.RLock()
         self._vec_cache = {}
+        self._text_cache = {}
         return self
 
     # --- plumbing -----------------------------------------------------------------------------
@@ -233,6 +235,7 @@ class SQLiteIndex(ReferenceTables):
             self.moved_aside = _move_aside(self.location)
             self._connect()
             self._vec_cache.clear()
+            self._text_cache.clear()
             return self.moved_aside
 
     def fresh_beside(self, project: str) -> SQLiteIndex | None:
@@ -270,6 +273,7 @@ class SQLiteIndex(ReferenceTables):
         with self._lock:
             fresh.db.backup(self.db)
             self._vec_cache.clear()
+            self._text_cache.clear()
         fresh.close()
         _remove_db_files(fresh.location)
 
@@ -636,14 +640,25 @@ class SQLiteIndex(ReferenceTables):
         return bm25.rank(terms, cands, self._text_stats(f.project, terms))[:limit]
 
     def _text_stats(self, project: str, terms: list[str]) -> bm25.Stats:
-        n, lt, lb, lf = self.db.execute(
-            "SELECT count(*), coalesce(sum(len_title), 0), coalesce(sum(len_body), 0),"
-            " coalesce(sum(len_fields), 0) FROM memories WHERE project = ?",
-            (project,),
-        ).fetchone()
+        (version,) = self.db.execute("PRAGMA data_version").fetchone()
+        stamp = version * 1_000_000_007 + self.db.total_changes  # as _vector_matrix's cache
+        cached = self._text_cache.get(project)
+        if cached and cached[0] == stamp:
+            n, lengths, single = cached[1]
+        else:
+            n, lt, lb, lf = self.db.execute(
+                "SELECT count(*), coalesce(sum(len_title), 0), coalesce(sum(len_body), 0),"
+                " coalesce(sum(len_fields), 0) FROM memories WHERE project = ?",
+                (project,),
+            ).fetchone()
+            # two subqueries: SQLite answers a lone min() or max() from an index, not both at once
+            lo, hi = self.db.execute(
+                "SELECT (SELECT min(project) FROM memories), (SELECT max(project) FROM memories)"
+            ).fetchone()
+            n, lengths, single = int(n), (int(lt), int(lb), int(lf)), lo == hi
+            self._text_cache[project] = (stamp, (n, lengths, single))
         marks = ",".join("?" * len(terms))
-        lo, hi = self.db.execute("SELECT min(project), max(project) FROM memories").fetchone()
-        if lo == hi:  # the usual case: one project per file, so FTS5's own counts are its
+        if single:  # the usual case: one project per file, so FTS5's own counts are its
             rows = self.db.execute(f"SELECT term, doc FROM memory_vocab WHERE term IN ({marks})", terms)
             df = {t: int(d) for t, d in rows}
         else:
@@ -654,7 +669,7 @@ class SQLiteIndex(ReferenceTables):
                     " WHERE memory_fts MATCH ? AND m.project = ?",
                     (fts_match_terms([t]), project),
                 ).fetchone()
-        return bm25.Stats(int(n), (int(lt), int(lb), int(lf)), df)
+        return bm25.Stats(n, lengths, df)
 
     def edges(self, project: str, ids: Sequence[str]) -> list[Edge]:
         if not ids:
