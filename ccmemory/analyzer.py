@@ -15,6 +15,7 @@ Words longer than MAX_WORD characters (hashes, base64) are dropped.
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
 from collections.abc import Callable
 from functools import lru_cache
@@ -25,6 +26,7 @@ MAX_WORD = 64
 MAX_QUERY_TERMS = 32
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _stemmer: Callable[[str], str] | None = None
+_lock = threading.Lock()  # a Snowball stemmer object keeps its state between calls
 
 
 def fold(text: str) -> str:
@@ -48,7 +50,8 @@ def _load_stemmer() -> Callable[[str], str]:
 def stem(word: str) -> str:
     if len(word) <= 2 or word.isdigit():
         return word
-    return _load_stemmer()(word)
+    with _lock:
+        return _load_stemmer()(word)
 
 
 def terms(text: str) -> list[str]:
