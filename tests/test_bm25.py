@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import sqlite3
 from pathlib import Path
@@ -155,3 +156,43 @@ def repo_index(tmp_path: Path) -> SQLiteIndex:
     ]
     idx.apply("p", recs, [], lambda _p: "curated")
     return idx
+
+
+def test_text_candidates_fast_path_equals_the_full_query(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The prefix shortcut of SQLiteIndex._text_candidates never changes which candidates come back:
+    with a tiny prefix and cap, ties at the boundary and filters that drop most of the prefix, the
+    answer equals the plain 'filter every match, order by (bm25, id)' query."""
+    import ccmemory.index.sqlite as sqlite_mod
+    from ccmemory.index.base import FileRecord
+    from ccmemory.index.sqlite import _BM25, fts_match_terms
+
+    idx = SQLiteIndex(tmp_path / "i.db")
+    recs = []
+    for i in range(40):  # three bodies: many exact bm25 ties; types alternate so a filter drops half
+        body = ("redis session session store", "redis session cache", "postgres cache")[i % 3]
+        m = _mem(f"m{i:02d}", "Sessions" if i % 4 == 0 else "Notes", body)
+        if i % 2:
+            m = dataclasses.replace(m, type="gotcha")
+        recs.append(FileRecord(f"m{i}.md", 1, 1, f"h{i}", m))
+    idx.apply("p", recs[20:], [], lambda _p: "curated")  # the high ids get the low rowids
+    idx.apply("p", recs[:20], [], lambda _p: "curated")
+    monkeypatch.setattr(sqlite_mod, "_PREFIX", 7)
+    monkeypatch.setattr(bm25, "CANDIDATE_CAP", 5)
+    full_runs: list[str] = []
+    idx.db.set_trace_callback(lambda sql: full_runs.append(sql) if "MATERIALIZED" in sql else None)
+    calls = 0
+    try:
+        for query in ("session", "cache session", "store", "redis cache", "sessions notes"):
+            for f in (Filters(project="p"), Filters(project="p", types=["gotcha"]), Filters(project="q")):
+                where, params = idx._where(f)
+                full = idx.db.execute(
+                    f"SELECT m.rid, m.id FROM memory_fts JOIN memories m ON m.rid = memory_fts.rowid"
+                    f" WHERE memory_fts MATCH ? AND {where} ORDER BY {_BM25}, m.id LIMIT 5",
+                    [fts_match_terms(analyzer.query_terms(query)), *params],
+                ).fetchall()
+                got = idx._text_candidates(fts_match_terms(analyzer.query_terms(query)), f)
+                assert [tuple(r) for r in got] == [tuple(r) for r in full], (query, f)
+                calls += 1
+        assert 0 < len(full_runs) < calls  # both paths were taken
+    finally:
+        idx.close()

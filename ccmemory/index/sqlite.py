@@ -75,6 +75,8 @@ CREATE TABLE IF NOT EXISTS vectors(
 """
 # FTS5's own bm25 only orders the candidates under the cap; ccmemory.bm25 scores them
 _BM25 = "bm25(memory_fts, 4.0, 1.0, 2.0)"
+#: FTS5's best matches filtered at once by text_search's fast path (under SQLite's 999 parameters)
+_PREFIX = 400
 _EFFECTIVE_AUTHOR = "coalesce(m.author_fm, m.author_git)"
 
 
@@ -603,14 +605,7 @@ class SQLiteIndex(ReferenceTables):
         terms = analyzer.query_terms(text)
         if not terms:
             return []
-        where, params = self._where(f)
-        hits = self.db.execute(
-            f"WITH hits AS MATERIALIZED (SELECT rowid AS rid, {_BM25} AS r FROM memory_fts"
-            " WHERE memory_fts MATCH ?)"
-            " SELECT m.rid, m.id FROM hits JOIN memories m ON m.rid = hits.rid"
-            f" WHERE {where} ORDER BY hits.r, m.id LIMIT ?",
-            [fts_match_terms(terms), *params, bm25.CANDIDATE_CAP],
-        ).fetchall()
+        hits = self._text_candidates(fts_match_terms(terms), f)
         if not hits:
             return []
         id_of = dict(hits)
@@ -622,6 +617,38 @@ class SQLiteIndex(ReferenceTables):
             )
         ]
         return bm25.rank(terms, cands, self._text_stats(f.project, terms))[:limit]
+
+    def _text_candidates(self, match: str, f: Filters) -> list[tuple[int, str]]:
+        """The first bm25.CANDIDATE_CAP memories passing the filters in (FTS5 bm25, id) order.
+
+        Fast path: filter only FTS5's best PREFIX matches (FTS5 ranks its matches without touching
+        the memories table; joining and filtering every match of a common word cost 5-20 ms at
+        10k). The prefix answer is exact when all matches fit in it, or when the last candidate
+        kept scores strictly better than the prefix's worst (nothing outside can outrank or tie
+        it); otherwise the full query runs."""
+        cap = bm25.CANDIDATE_CAP
+        where, params = self._where(f)
+        prefix = self.db.execute(
+            f"SELECT rowid, {_BM25} AS r FROM memory_fts WHERE memory_fts MATCH ? ORDER BY r LIMIT ?",
+            (match, _PREFIX),
+        ).fetchall()
+        if not prefix:
+            return []
+        score = dict(prefix)
+        marks = ",".join("?" * len(score))
+        kept = self.db.execute(
+            f"SELECT m.rid, m.id FROM memories m WHERE m.rid IN ({marks}) AND {where}", [*score, *params]
+        ).fetchall()
+        kept.sort(key=lambda row: (score[row[0]], row[1]))
+        if len(prefix) < _PREFIX or (len(kept) >= cap and score[kept[cap - 1][0]] < prefix[-1][1]):
+            return kept[:cap]
+        return self.db.execute(
+            f"WITH hits AS MATERIALIZED (SELECT rowid AS rid, {_BM25} AS r FROM memory_fts"
+            " WHERE memory_fts MATCH ?)"
+            " SELECT m.rid, m.id FROM hits JOIN memories m ON m.rid = hits.rid"
+            f" WHERE {where} ORDER BY hits.r, m.id LIMIT ?",
+            [match, *params, cap],
+        ).fetchall()
 
     def _text_stats(self, project: str, terms: list[str]) -> bm25.Stats:
         (version,) = self.db.execute("PRAGMA data_version").fetchone()
