@@ -7,12 +7,25 @@ budget is left out, so the output never goes over it.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ccmemory.index.base import IndexedMemory
 
-if TYPE_CHECKING:
-    from ccmemory.service import ContextResult, Service
+if TYPE_CHECKING:  # for annotations only: at run time the arrow is service -> context
+    from ccmemory.service import Service
+
+
+@dataclass
+class ContextResult:
+    text: str
+    ids: list[str]
+    tokens: int
+
+
+def estimate_tokens(text: str) -> int:
+    """About four characters a token for English prose (no tokenizer import on the hook path)."""
+    return (len(text) + 3) // 4
 
 
 def _line(m: IndexedMemory, stale: set[str] | frozenset[str] = frozenset()) -> str:
@@ -57,8 +70,6 @@ def _across_projects(svc: Service, rules: list[IndexedMemory]) -> list[tuple[str
 
 
 def build_context(svc: Service, budget_tokens: int, *, task: str | None = None) -> ContextResult:
-    from ccmemory.service import ContextResult, estimate_tokens
-
     sections: list[tuple[str, list[IndexedMemory]]] = []
     if task:
         hits = svc.search(task, limit=5).hits

@@ -23,6 +23,7 @@ at equal score the home project's hit ranks first.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -235,7 +236,7 @@ def related_sources(
 
 
 def _foreign_filters(svc: Service, f: Filters, src: Source, ids: Sequence[str] | None = None) -> Filters:
-    return Filters(**{**f.__dict__, "project": src.name, "viewer": viewer_for_others(svc), "ids": ids})
+    return dataclasses.replace(f, project=src.name, viewer=viewer_for_others(svc), ids=ids)
 
 
 def applying_here(

@@ -7,6 +7,7 @@ One ranking serves `ccmemory search`, `context`, the MCP tools and the site's re
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -206,7 +207,7 @@ def _expand(index: Index, f: Filters, ranked: list[Hit], limit: int, now: dateti
     if not offers:
         return ranked
     allowed = {
-        m.id: m for m in index.query(Filters(**{**f.__dict__, "ids": sorted(offers)}), limit=len(offers))
+        m.id: m for m in index.query(dataclasses.replace(f, ids=sorted(offers)), limit=len(offers))
     }
     for mid, m in allowed.items():
         base, via = offers[mid]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -10,6 +11,8 @@ from typing import Any
 
 from ccmemory import gitstate
 from ccmemory.config import Config, load_config
+from ccmemory.context import ContextResult, build_context
+from ccmemory.context import estimate_tokens as estimate_tokens  # re-export: callers of the old home
 from ccmemory.index import open_index
 from ccmemory.index.base import Edge, FileProblem, Filters, Index, IndexedMemory
 from ccmemory.model import REVERSE_NAMES, Memory
@@ -41,18 +44,6 @@ class Trace:
     chain: list[IndexedMemory]  # supersession chain, oldest first, includes root
     steps: list[TraceStep]
     nodes: dict[str, IndexedMemory] = field(default_factory=dict)
-
-
-@dataclass
-class ContextResult:
-    text: str
-    ids: list[str]
-    tokens: int
-
-
-def estimate_tokens(text: str) -> int:
-    """About four characters a token for English prose (no tokenizer import on the hook path)."""
-    return (len(text) + 3) // 4
 
 
 class Service:
@@ -281,7 +272,7 @@ class Service:
                 {
                     m.id: m
                     for m in self.index.query(
-                        Filters(**{**visible.__dict__, "ids": unknown}), limit=len(unknown)
+                        dataclasses.replace(visible, ids=unknown), limit=len(unknown)
                     )
                 }
                 if unknown
@@ -316,7 +307,7 @@ class Service:
                 nxt = [n for n in nxt if n not in seen]
                 if not nxt:
                     break
-                found = self.index.query(Filters(**{**visible.__dict__, "ids": nxt[:1]}), limit=1)
+                found = self.index.query(dataclasses.replace(visible, ids=nxt[:1]), limit=1)
                 if not found:
                     break
                 seen.add(found[0].id)
@@ -328,8 +319,6 @@ class Service:
         return chain
 
     def context(self, budget_tokens: int | None = None, *, task: str | None = None) -> ContextResult:
-        from ccmemory.context import build_context
-
         return build_context(self, budget_tokens or self.config.context_budget, task=task)
 
 

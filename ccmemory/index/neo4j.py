@@ -37,6 +37,7 @@ leaves the index at the previous batch and the next reindex converges.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -784,7 +785,7 @@ class Neo4jIndex(ReferenceGraph):
 
     @_wrap_errors
     def superseded_ids(self, f: Filters) -> set[str]:
-        g = Filters(**{**f.__dict__, "include_superseded": True})
+        g = dataclasses.replace(f, include_superseded=True)
         where, params = self._where(g)
         rows = self._read(
             f"MATCH (m:Memory {{project: $p}}) WHERE {where} AND "

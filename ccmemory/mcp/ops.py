@@ -8,6 +8,7 @@ nothing here rewrites an existing memory file.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import threading
 import time
@@ -582,7 +583,7 @@ def timeline(
     f.since, f.until = start, end
     total = svc.index.count(f)
     mems = svc.index.query(f, limit=limit, offset=offset)
-    sup = svc.index.superseded_ids(Filters(**{**f.__dict__, "ids": [m.id for m in mems]})) if mems else set()
+    sup = svc.index.superseded_ids(dataclasses.replace(f, ids=[m.id for m in mems])) if mems else set()
     results = []
     for m in mems:
         extra: dict[str, Any] = {}
@@ -737,7 +738,7 @@ def query_context(
                 if other not in picked:
                     offers.setdefault(other, f"shares {shared} topic(s)/file(s) with {via} (hop 1)")
         allowed = (
-            svc.index.query(Filters(**{**visible.__dict__, "ids": sorted(offers)}), limit=len(offers))
+            svc.index.query(dataclasses.replace(visible, ids=sorted(offers)), limit=len(offers))
             if offers
             else []
         )
