@@ -139,9 +139,8 @@ def build_context(svc: Service, budget_tokens: int, *, task: str | None = None) 
 def _reference(svc: Service, task: str | None, budget_tokens: int) -> str:
     """The few reference sections most relevant to the task (or, at session start, to the
     current branch's name), when `context: reference_sections: N` is set; off by default."""
-    ctx = svc.config.raw.get("context")
-    n = ctx.get("reference_sections", 0) if isinstance(ctx, dict) else 0
-    if not isinstance(n, int) or n <= 0 or budget_tokens <= 0:
+    n = svc.config.context.reference_sections
+    if n <= 0 or budget_tokens <= 0:
         return ""
     query = task
     if not query:

@@ -20,6 +20,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
+from ccmemory import settings
+
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
@@ -28,9 +30,9 @@ if TYPE_CHECKING:
 
 Kind = Literal["document", "query"]
 
-#: Environment variables read by :func:`get_embedder`.
-ENV_EMBEDDER = "CCMEMORY_EMBEDDER"  # auto (default) | local | voyage
-ENV_MODEL_PATH = "CCMEMORY_MODEL_PATH"  # override the MiniLM .onnx file
+#: Environment variables read by :func:`get_embedder` (the CCMEMORY_ ones: ccmemory.settings).
+ENV_EMBEDDER = settings.EMBEDDER.name  # auto (default) | local | voyage
+ENV_MODEL_PATH = settings.MODEL_PATH.name  # override the MiniLM .onnx file
 ENV_VOYAGE_KEY = "VOYAGE_API_KEY"
 
 VOCAB_RESOURCE = "minilm-vocab.txt"
@@ -489,7 +491,7 @@ def get_embedder(
     here rather than on first use. Nothing heavy is imported unless ``check`` is set.
     """
     env = os.environ if env is None else env
-    choice = (choice or env.get(ENV_EMBEDDER) or "auto").strip().lower()
+    choice = (choice or settings.EMBEDDER.get(env) or "auto").strip().lower()
     key = env.get(ENV_VOYAGE_KEY, "").strip()
     if choice not in {"auto", "local", "voyage"}:
         raise EmbedderUnavailable(
@@ -503,7 +505,7 @@ def get_embedder(
                 "the voyageai package is not installed (pip install 'ccmemory[voyage]')"
             )
         return VoyageEmbedder(api_key=key)
-    model_path = env.get(ENV_MODEL_PATH) or None
+    model_path = settings.MODEL_PATH.get(env)
     local = LocalMiniLM(model_path=model_path)
     if check:
         local.load()

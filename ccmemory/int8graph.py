@@ -36,9 +36,12 @@ class ConversionError(RuntimeError):
 
 
 def cache_dir(env: dict[str, str] | None = None) -> Path:
+    from ccmemory import settings
+
     env = dict(os.environ) if env is None else env
-    if env.get("CCMEMORY_CACHE_DIR"):
-        return Path(env["CCMEMORY_CACHE_DIR"])
+    configured = settings.CACHE_DIR.get(env)
+    if configured:
+        return Path(configured)
     base = env.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "ccmemory"
 

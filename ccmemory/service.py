@@ -98,8 +98,7 @@ class Service:
             try:
                 from ccmemory.embed import get_embedder
 
-                choice = self.config.raw.get("embedder")
-                self._embedder = get_embedder(choice=str(choice) if choice else None)
+                self._embedder = get_embedder(choice=self.config.embedder)
             except Exception as exc:
                 self._embedder_problem = f"{type(exc).__name__}: {exc}"
         return self._embedder

@@ -85,10 +85,9 @@ def _index_report(config: Any, vault: Any) -> dict[str, Any]:
 def _embedder_report(config: Any) -> dict[str, Any]:
     from ccmemory.embed import get_embedder
 
-    choice = config.raw.get("embedder")
     try:
         # check=True loads the local model now, so a missing or corrupt file shows here
-        emb = get_embedder(choice=str(choice) if choice else None, check=True)
+        emb = get_embedder(choice=config.embedder, check=True)
     except Exception as exc:
         return {"available": False, "reason": f"{type(exc).__name__}: {exc}"}
     return {"available": True, "name": emb.name, "dim": emb.dim}

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import click
 
+from ccmemory import settings
+
 EXIT_NO_DOCKER = 3
 EXIT_NO_COMPOSE = 4
 EXIT_NO_ENGINE = 5
@@ -29,7 +31,7 @@ class DockerProblem(Exception):
 
 def compose_file() -> Path:
     """The compose file: CCMEMORY_COMPOSE_FILE, else the packaged copy, else the checkout's."""
-    env = os.environ.get("CCMEMORY_COMPOSE_FILE")
+    env = settings.COMPOSE_FILE.get()
     if env:
         return Path(env).expanduser().resolve()
     here = Path(__file__).resolve().parent.parent
@@ -40,7 +42,7 @@ def compose_file() -> Path:
 
 
 def bolt_uri() -> str:
-    return f"bolt://127.0.0.1:{os.environ.get('CCMEMORY_NEO4J_BOLT_PORT') or 7687}"
+    return f"bolt://127.0.0.1:{settings.NEO4J_BOLT_PORT.value()}"
 
 
 def hint() -> str:
@@ -119,7 +121,7 @@ def start_cmd(wait: bool) -> None:
     path = compose_file()
     if not path.is_file():
         _fail(f"no compose file at {path} (set CCMEMORY_COMPOSE_FILE)", EXIT_CONFIG)
-    password = os.environ.get("CCMEMORY_NEO4J_PASSWORD", "")
+    password = settings.NEO4J_PASSWORD.get() or ""
     if len(password) < 8:
         _fail(
             "set CCMEMORY_NEO4J_PASSWORD to the server's password (8+ characters) before starting "
@@ -160,7 +162,7 @@ def stop_cmd(volumes: bool) -> None:
         _fail(str(exc), exc.code)
         return
     env = dict(os.environ)
-    env.setdefault("CCMEMORY_NEO4J_PASSWORD", "unused-by-down")  # compose interpolates it anyway
+    env.setdefault(settings.NEO4J_PASSWORD.name, "unused-by-down")  # compose interpolates it anyway
     cmd = [*base, "-f", str(path), "down", *(["--volumes"] if volumes else [])]
     code = subprocess.run(cmd, env=env).returncode
     if code != 0:

@@ -18,6 +18,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ccmemory import settings as env_settings
 from ccmemory.index.base import Filters, IndexedMemory, IndexError_
 from ccmemory.model import REVERSE_NAMES, TYPES, Memory, Relation, new_id, parse_timestamp
 from ccmemory.model import parse_when as model_parse_when
@@ -167,10 +168,7 @@ class Backend:
     def __init__(self, start: Path | None = None, refresh_seconds: float | None = None):
         self.start = start
         if refresh_seconds is None:
-            try:
-                refresh_seconds = float(os.environ.get("CCMEMORY_MCP_REFRESH_SECONDS", "30"))
-            except ValueError:
-                refresh_seconds = 30.0
+            refresh_seconds = env_settings.MCP_REFRESH_SECONDS.value()
         self.refresh_seconds = refresh_seconds
         self._svc: Service | None = None
         self._refreshed = 0.0
