@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from ccmemory import settings
+from ccmemory.errors import CcmemoryError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -38,11 +39,11 @@ ENV_VOYAGE_KEY = "VOYAGE_API_KEY"
 VOCAB_RESOURCE = "minilm-vocab.txt"
 
 
-class EmbedderUnavailable(RuntimeError):
+class EmbedderUnavailable(CcmemoryError, RuntimeError):
     """The embedder cannot produce vectors; ``reason`` says why in words a user understands."""
 
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
+    def __init__(self, reason: str, hint: str | None = None) -> None:
+        super().__init__(reason, hint)
         self.reason = reason
 
 

@@ -46,6 +46,36 @@ class ConfigError(CcmemoryError, ValueError):
 MCP_CODES: dict[str, str] = {
     "CcmemoryError": "failed",
     "ConfigError": "bad_config",
+    # files and folders
+    "VaultNotFound": "no_vault",
+    "MemoryFileError": "bad_file",
+    "YAMLLimit": "bad_file",
+    "UnsafeFile": "bad_file",
+    "DecodeError": "invalid_argument",
+    # index, search, git
+    "IndexUnavailable": "index_unavailable",
+    "EmbedderUnavailable": "embedder_unavailable",
+    "ConversionError": "embedder_unavailable",
+    "RefError": "not_found",
+    "NoSuchMemory": "not_found",
+    "AmbiguousRef": "ambiguous",
+    "GitError": "git_failed",
+    "PromoteError": "promote_failed",
+    "AlreadyWatching": "already_running",
+    # capture, reference knowledge, site, dashboard, MCP
+    "ProviderError": "provider_failed",
+    "CacheError": "cache_failed",
+    "FetchError": "fetch_failed",
+    "PdfError": "bad_file",
+    "ReferenceUnavailable": "unsupported",
+    "SiteError": "site_failed",
+    "NoPdfRenderer": "unsupported",
+    "ToolFailure": "failed",
+    # ccmemory start / stop
+    "DockerProblem": "docker_unavailable",
+    "DockerMissing": "docker_unavailable",
+    "ComposeMissing": "docker_unavailable",
+    "DockerEngineDown": "docker_unavailable",
 }
 
 

@@ -26,12 +26,13 @@ from pathlib import Path
 from typing import Any
 
 from ccmemory.atomic import atomic_write
+from ccmemory.errors import CcmemoryError
 
 #: Bump when the rewrite changes, so cached graphs from an older rewrite are not reused.
 VERSION = 2
 
 
-class ConversionError(RuntimeError):
+class ConversionError(CcmemoryError, RuntimeError):
     """The model file could not be rewritten; the message says why."""
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ccmemory import settings as env_settings
+from ccmemory.errors import CcmemoryError, mcp_error
 from ccmemory.index.base import Filters, IndexedMemory, IndexError_
 from ccmemory.model import REVERSE_NAMES, TYPES, Memory, Relation, new_id, parse_timestamp
 from ccmemory.model import parse_when as model_parse_when
@@ -34,20 +35,15 @@ BODY_CAP = 20_000
 SNIPPET = 240
 
 
-class ToolFailure(Exception):
-    """An anticipated failure, reported to the model as a structured tool error."""
+class ToolFailure(CcmemoryError):
+    """An anticipated failure, reported to the model as a structured tool error (its own code)."""
 
     def __init__(self, code: str, message: str, hint: str | None = None):
-        super().__init__(message)
+        super().__init__(message, hint)
         self.code = code
-        self.message = message
-        self.hint = hint
 
     def as_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"code": self.code, "message": self.message}
-        if self.hint:
-            out["hint"] = self.hint
-        return out
+        return mcp_error(self)
 
 
 # --- citations -----------------------------------------------------------------------------------

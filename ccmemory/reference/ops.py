@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ccmemory.errors import CcmemoryError
 from ccmemory.reference.search import RefResponse, search_reference
 from ccmemory.reference.sync import RefReport, reindex_reference, supports
 
@@ -12,7 +13,7 @@ if TYPE_CHECKING:
     from ccmemory.service import Service
 
 
-class ReferenceUnavailable(Exception):
+class ReferenceUnavailable(CcmemoryError):
     """The configured index backend has no reference support."""
 
 
