@@ -1,4 +1,4 @@
-"""The rebuildable index: one contract (base.py), two backends (sqlite.py, neo4j.py)."""
+"""The rebuildable index: one contract (base.py), two backends (sqlite.py, the neo4j/ package)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,99 @@
+"""The driver, its sessions and the mapping of driver errors to `IndexError_`."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+
+import neo4j
+from neo4j import GraphDatabase
+from neo4j.exceptions import AuthError, DriverError, Neo4jError, ServiceUnavailable, SessionExpired
+
+from ccmemory.index.base import IndexError_
+from ccmemory.index.neo4j.schema import ensure_schema
+
+T = TypeVar("T")
+
+
+def wrap_errors(fn: Callable[..., T]) -> Callable[..., T]:
+    """Driver and server errors become IndexError_ naming the URI and the cause."""
+
+    @functools.wraps(fn)
+    def inner(self: Connection, *args: Any, **kwargs: Any) -> T:
+        try:
+            return fn(self, *args, **kwargs)
+        except IndexError_:
+            raise
+        except (DriverError, Neo4jError, OSError) as exc:
+            raise self._error(exc) from None
+
+    return inner
+
+
+class Connection:
+    """One driver to one server; the schema is ensured on connect."""
+
+    def __init__(
+        self,
+        uri: str,
+        user: str,
+        password: str,
+        *,
+        database: str | None = None,
+        connection_timeout: float = 10.0,
+        scope: str = "",
+    ) -> None:
+        self.location = uri
+        self.uri = uri
+        self.database = database
+        self.scope = scope  # the indexing user's id: file records are kept per scope
+        try:
+            self.driver = GraphDatabase.driver(
+                uri,
+                auth=(user, password),
+                connection_timeout=connection_timeout,
+                max_transaction_retry_time=5.0,
+                connection_acquisition_timeout=connection_timeout * 2,
+                notifications_min_severity="OFF",  # "property does not exist" on a fresh database
+            )
+        except (DriverError, Neo4jError, ValueError, OSError) as exc:
+            raise self._error(exc) from None
+        try:
+            self.driver.verify_connectivity()
+            self._ensure_schema()
+        except (DriverError, Neo4jError, OSError) as exc:
+            self.driver.close()
+            raise self._error(exc) from None
+        self._vector_dim: int | None = None
+
+    def _error(self, exc: BaseException) -> IndexError_:
+        if isinstance(exc, AuthError):
+            cause = "authentication failed (check CCMEMORY_NEO4J_USER / CCMEMORY_NEO4J_PASSWORD)"
+        elif isinstance(exc, ServiceUnavailable | SessionExpired):
+            cause = f"server unreachable or connection lost ({exc})"
+        else:
+            cause = f"{type(exc).__name__}: {exc}"
+        then = "the credentials are fixed" if isinstance(exc, AuthError) else "the server is back"
+        return IndexError_(
+            f"Neo4j index at {self.location}: {cause}. Memory files are untouched; "
+            f"run `ccmemory reindex` once {then}."
+        )
+
+    @contextlib.contextmanager
+    def _session(self) -> Iterator[neo4j.Session]:
+        with self.driver.session(database=self.database) as s:
+            yield s
+
+    def _read(self, query: str, **params: Any) -> list[Any]:
+        with self._session() as s:
+            return list(s.run(query, params))
+
+    def _ensure_schema(self) -> None:
+        with self._session() as s:
+            ensure_schema(s)
+
+    @wrap_errors
+    def close(self) -> None:
+        self.driver.close()

@@ -1,0 +1,214 @@
+"""`Neo4jIndex`: the Index contract on Neo4j 5, put together from this package's parts."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING
+
+import neo4j
+
+from ccmemory.index.base import FileRecord, FileState, IndexError_
+from ccmemory.index.neo4j import queries as q
+from ccmemory.index.neo4j import write
+from ccmemory.index.neo4j.connection import wrap_errors
+from ccmemory.index.neo4j.read import MemoryReads
+from ccmemory.index.neo4j.vectors import VectorStore
+from ccmemory.index.neo4j_ref import ReferenceGraph
+from ccmemory.model import Memory
+
+if TYPE_CHECKING:
+    from ccmemory.config import Config
+
+
+def _payload(memory: Memory) -> str:
+    from ccmemory.index.sqlite import memory_payload
+
+    return memory_payload(memory)
+
+
+class Neo4jIndex(VectorStore, MemoryReads, ReferenceGraph):
+    backend = "neo4j"
+
+    @classmethod
+    def connect(cls, config: Config) -> Neo4jIndex:
+        if not config.neo4j_password:
+            raise IndexError_(f"Neo4j index at {config.neo4j_uri}: no password; set CCMEMORY_NEO4J_PASSWORD")
+        return cls(config.neo4j_uri, config.neo4j_user, config.neo4j_password, scope=config.user_id or "")
+
+    # --- writing ------------------------------------------------------------------------------
+    @wrap_errors
+    def file_states(self, project: str) -> dict[str, FileState]:
+        rows = self._read(q.FILE_STATES, p=project, s=self.scope)
+        return {r["path"]: FileState(r["path"], r["mtime_ns"], r["size"], r["hash"]) for r in rows}
+
+    @wrap_errors
+    def apply(
+        self,
+        project: str,
+        upserts: Sequence[FileRecord],
+        removed: Iterable[str],
+        status_of: Callable[[str], str],
+        adders: dict[str, str] | None = None,
+    ) -> None:
+        removed = list(removed)
+        adders = adders or {}
+        with self._session() as s, s.begin_transaction() as tx:
+            # the memories the files fed before this change are re-derived too
+            affected = {r.memory.id for r in upserts if r.memory}
+            if removed:
+                for r in tx.run(
+                    q.DELETE_FILES,
+                    p=project,
+                    s=self.scope,
+                    paths=removed,
+                ):
+                    if r["old"] is not None:
+                        affected.add(r["old"])
+            payloads = {r.path: _payload(r.memory) for r in upserts if r.memory}
+            rows = [
+                {
+                    "path": r.path,
+                    "props": {
+                        "mtime_ns": r.mtime_ns,
+                        "size": r.size,
+                        "hash": r.hash,
+                        "mem_id": r.memory.id if r.memory else None,
+                        "error": r.error,
+                        "error_line": r.error_line,
+                        "payload": payloads.get(r.path),
+                        "status": status_of(r.path) if r.memory else None,
+                        "author_git": adders.get(r.path) if r.memory else None,
+                    },
+                }
+                for r in upserts
+            ]
+            for r in tx.run(
+                q.UPSERT_FILES,
+                p=project,
+                s=self.scope,
+                rows=rows,
+            ):
+                affected.add(r["old"])
+            self._derive(
+                tx,
+                project,
+                sorted(affected),
+                lambda path: (status_of(path), adders.get(path)),
+                local=payloads,
+            )
+            tx.commit()
+
+    def _derive(
+        self,
+        tx: neo4j.Transaction,
+        project: str,
+        ids: list[str],
+        live: write.Live | None,
+        local: dict[str, str] | None = None,
+    ) -> dict[str, tuple[str, str | None]]:
+        """Rebuild the memory nodes of `ids` from their winning files (`write.derive`)."""
+        return write.derive(tx, project, self.scope, ids, live, local)
+
+    @wrap_errors
+    def refresh_status(
+        self, project: str, status_of: Callable[[str], str], adders: dict[str, str] | None = None
+    ) -> int:
+        """Recompute status and git author of this scope's files; re-derive the memories they feed."""
+        with self._session() as s, s.begin_transaction() as tx:
+            rows = list(
+                tx.run(
+                    "MATCH (f:MemoryFile {project: $p, scope: $s}) "
+                    "WHERE f.error IS NULL AND f.mem_id IS NOT NULL "
+                    "RETURN f.path AS path, f.mem_id AS id, f.status AS status, f.author_git AS author_git",
+                    p=project,
+                    s=self.scope,
+                )
+            )
+            stored = {r["path"]: r["author_git"] for r in rows}
+
+            def live(path: str) -> tuple[str, str | None]:
+                return status_of(path), (adders.get(path) if adders is not None else stored.get(path))
+
+            ids = sorted({r["id"] for r in rows if live(r["path"]) != (r["status"], r["author_git"])})
+            if not ids:
+                return 0
+            before = {
+                r["id"]: (r["status"], r["author_git"])
+                for r in tx.run(
+                    "UNWIND $ids AS id MATCH (m:Memory {project: $p, id: id}) "
+                    "RETURN m.id AS id, m.status AS status, m.author_git AS author_git",
+                    p=project,
+                    ids=ids,
+                )
+            }
+            after = self._derive(tx, project, ids, live)
+            tx.commit()
+            return sum(1 for i in set(before) | set(after) if before.get(i) != after.get(i))
+
+    @wrap_errors
+    def clear(self, project: str) -> None:
+        """Forget this scope's file records. Memories other scopes still have files for survive
+        (re-derived from those); when no other scope indexed the project, everything goes."""
+        with self._session() as s:
+            others = s.run(
+                "RETURN EXISTS { MATCH (f:MemoryFile {project: $p}) WHERE f.scope <> $s } AS other",
+                p=project,
+                s=self.scope,
+            ).single()
+        if not (others and others["other"]):
+            self.drop_project(project)
+            return
+        with self._session() as s:
+            ids = [
+                r["id"]
+                for r in s.run(
+                    "MATCH (f:MemoryFile {project: $p, scope: $s}) WHERE f.mem_id IS NOT NULL "
+                    "RETURN DISTINCT f.mem_id AS id ORDER BY id",
+                    p=project,
+                    s=self.scope,
+                )
+            ]
+            for start in range(0, len(ids), 2000):
+                chunk = ids[start : start + 2000]
+                with s.begin_transaction() as tx:
+                    tx.run(
+                        "UNWIND $ids AS id "
+                        "MATCH (f:MemoryFile {project: $p, scope: $s, mem_id: id}) DELETE f",
+                        p=project,
+                        s=self.scope,
+                        ids=chunk,
+                    ).consume()
+                    self._derive(tx, project, chunk, None)
+                    tx.commit()
+            s.run(
+                "MATCH (f:MemoryFile {project: $p, scope: $s}) "
+                "CALL (f) { DELETE f } IN TRANSACTIONS OF 5000 ROWS",
+                p=project,
+                s=self.scope,
+            ).consume()
+
+    @wrap_errors
+    def drop_project(self, project: str) -> None:
+        """Delete everything the project has on the server, every scope's records included."""
+        with self._session() as s:
+            for label in ("MemoryFile", "Ident", "Topic", "File", "Session", "Project"):
+                key = "name" if label == "Project" else "project"
+                s.run(
+                    f"MATCH (x:{label} {{{key}: $p}}) "
+                    "CALL (x) { DETACH DELETE x } IN TRANSACTIONS OF 5000 ROWS",
+                    p=project,
+                ).consume()
+            s.run(q.DROP_ORPHAN_AUTHORS).consume()
+
+    @wrap_errors
+    def link_projects(self, project: str, links: Sequence[tuple[str, str]]) -> None:
+        rows = [{"other": o, "relation": r} for o, r in links if o != project]
+        with self._session() as s:
+            s.run(
+                "MERGE (a:Project {name: $p}) WITH a "
+                "CALL (a) { MATCH (a)-[r:RELATED_TO]->() DELETE r } "
+                "WITH a UNWIND $rows AS row MERGE (b:Project {name: row.other}) "
+                "CREATE (a)-[:RELATED_TO {relation: row.relation}]->(b)",
+                p=project,
+                rows=rows,
+            ).consume()

@@ -1,0 +1,128 @@
+"""The Cypher text of the write path, kept apart from the Python that runs it.
+
+Every value is a parameter. The only text spliced in is a node label from `schema.TYPE_LABELS`
+or a relationship type from `model.RELATION_TYPES`, both checked before use, never user text.
+"""
+
+from __future__ import annotations
+
+from ccmemory.index.neo4j.schema import ALL_TYPE_LABELS, REL_PATTERN
+
+# Index hints on the lookups by key: without them the planner, going by the statistics of the
+# moment, has picked a scan of all the project's file records per row (16 s of one 10k reindex).
+HINT_IDENT = "USING INDEX n:Ident(project, id)"
+HINT_FILE_PATH = "USING INDEX f:MemoryFile(project, scope, path)"
+HINT_FILE_MEM = "USING INDEX f:MemoryFile(project, mem_id)"
+
+RETURN_MEMORY = (
+    "m.id AS id, m.type AS type, m.title AS title, m.body AS body, m.created AS created, "
+    "m.path AS path, m.status AS status, m.project AS project, m.author AS author, "
+    "m.session AS session, m.branch AS branch, m.topics AS topics, m.files AS files, "
+    "m.confidence AS confidence, m.source AS source, m.supersedes AS supersedes, "
+    "m.relations AS relations, m.fields AS fields, m.hash AS hash"
+)
+
+# --- file records (one scope's) -------------------------------------------------------------
+FILE_STATES = (
+    "MATCH (f:MemoryFile {project: $p, scope: $s}) RETURN f.path AS path, "
+    "f.mtime_ns AS mtime_ns, f.size AS size, f.hash AS hash"
+)
+DELETE_FILES = (
+    "UNWIND $paths AS path MATCH (f:MemoryFile {project: $p, scope: $s, path: path}) "
+    f"{HINT_FILE_PATH} WITH f, f.mem_id AS old DELETE f RETURN old"
+)
+UPSERT_FILES = (
+    "UNWIND $rows AS row MERGE (f:MemoryFile {project: $p, scope: $s, path: row.path}) "
+    "WITH f, row, f.mem_id AS old SET f += row.props "
+    "WITH old WHERE old IS NOT NULL RETURN DISTINCT old"
+)
+
+# --- deriving memory nodes from the file records --------------------------------------------
+FILES_OF_IDS = (
+    "UNWIND $ids AS id MATCH (f:MemoryFile {project: $p, mem_id: id}) "
+    f"{HINT_FILE_MEM} WHERE f.error IS NULL "
+    "RETURN id, f.scope AS scope, f.path AS path, f.hash AS hash, "
+    "f.status AS status, f.author_git AS author_git"
+)
+SET_FILE_STATUS = (
+    "UNWIND $rows AS row MATCH (f:MemoryFile {project: $p, scope: $s, path: row.path}) "
+    f"{HINT_FILE_PATH} SET f.status = row.status, f.author_git = row.author_git"
+)
+PAYLOADS = (
+    "UNWIND $rows AS row MATCH (f:MemoryFile {project: $p, scope: row.scope, path: row.path}) "
+    f"{HINT_FILE_PATH} RETURN row.scope AS scope, row.path AS path, f.payload AS payload"
+)
+STRIP = (
+    f"UNWIND $ids AS id MATCH (n:Ident {{project: $p, id: id}}) {HINT_IDENT} "
+    f"OPTIONAL MATCH (n)-[r:{REL_PATTERN}]->(d:Ident) "
+    "WITH n, collect(d.id) AS targets "
+    # a subquery per node: the planner cannot start the deletion from the relationships
+    "CALL (n) { MATCH (n)-[r]->() DELETE r } "
+    f"REMOVE n:Memory:{ALL_TYPE_LABELS} "
+    "SET n = {project: n.project, id: n.id} "
+    "RETURN targets"
+)
+MERGE_KEYS = (
+    "MERGE (:Project {name: $p}) "
+    "WITH 1 AS one "
+    "CALL () { UNWIND $topics AS name MERGE (:Topic {project: $p, name: name}) } "
+    "CALL () { UNWIND $files AS path MERGE (:File {project: $p, path: path}) } "
+    "CALL () { UNWIND $sessions AS key MERGE (:Session {project: $p, id: key}) } "
+    "CALL () { UNWIND $authors AS key MERGE (:Author {id: key}) } "
+    "RETURN count(*)"
+)
+
+
+def write_memories(label: str) -> str:
+    """Memory nodes of one type label with their IN_PROJECT/ABOUT/TOUCHES/CAPTURED_IN/AUTHORED_BY."""
+    return (
+        "MATCH (pr:Project {name: $p}) "
+        "UNWIND $rows AS row MERGE (n:Ident {project: $p, id: row.id}) "
+        f"SET n:Memory:{label}, n += row.props "
+        "CREATE (n)-[:IN_PROJECT]->(pr) "
+        "WITH n, row "
+        "CALL (n, row) { UNWIND row.topics AS name "
+        "  MATCH (t:Topic {project: $p, name: name}) USING INDEX t:Topic(project, name) "
+        "  CREATE (n)-[:ABOUT]->(t) } "
+        "CALL (n, row) { UNWIND row.files AS path "
+        "  MATCH (f:File {project: $p, path: path}) USING INDEX f:File(project, path) "
+        "  CREATE (n)-[:TOUCHES]->(f) } "
+        "CALL (n, row) { UNWIND row.sessions AS key "
+        "  MATCH (x:Session {project: $p, id: key}) USING INDEX x:Session(project, id) "
+        "  CREATE (n)-[:CAPTURED_IN]->(x) } "
+        "CALL (n, row) { UNWIND row.authors AS key "
+        "  MATCH (a:Author {id: key}) USING INDEX a:Author(id) CREATE (n)-[:AUTHORED_BY]->(a) } "
+        "RETURN count(*)"
+    )
+
+
+MERGE_TARGETS = "UNWIND $ids AS id MERGE (:Ident {project: $p, id: id})"
+
+
+def write_edges(rtype: str) -> str:
+    """Relationships of one type between Ident nodes that exist."""
+    return (
+        "UNWIND $rows AS row MATCH (s:Ident {project: $p, id: row.src}) "
+        "USING INDEX s:Ident(project, id) "
+        "MATCH (d:Ident {project: $p, id: row.dst}) USING INDEX d:Ident(project, id) "
+        f"CREATE (s)-[r:{rtype}]->(d) SET r.reason = row.reason"
+    )
+
+
+WRITE_APPLIES = (
+    "UNWIND $rows AS row MATCH (n:Ident {project: $p, id: row.id}) "
+    "USING INDEX n:Ident(project, id) "
+    "UNWIND row.targets AS t MERGE (pr:Project {name: t}) CREATE (n)-[:APPLIES_TO]->(pr)"
+)
+DROP_STUBS = (
+    f"UNWIND $ids AS id MATCH (n:Ident {{project: $p, id: id}}) {HINT_IDENT} "
+    "WHERE NOT n:Memory AND NOT EXISTS { ()-->(n) } DETACH DELETE n"
+)
+
+
+def drop_orphans(label: str) -> str:
+    """Nodes of a per-project key label (Topic, File, Session) nothing points at any more."""
+    return f"MATCH (x:{label} {{project: $p}}) WHERE NOT EXISTS {{ (x)--() }} DELETE x"
+
+
+DROP_ORPHAN_AUTHORS = "MATCH (a:Author) WHERE NOT EXISTS { (a)--() } DELETE a"

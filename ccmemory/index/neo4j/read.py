@@ -1,0 +1,365 @@
+"""Queries over the memories of one project (the read half of the Index contract)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+from ccmemory.index.base import MAX_SHARED, Edge, FileProblem, Filters, IndexedMemory
+from ccmemory.index.neo4j.connection import Connection, wrap_errors
+from ccmemory.index.neo4j.queries import RETURN_MEMORY
+from ccmemory.index.neo4j.schema import FULLTEXT_INDEX, REL_PATTERN
+from ccmemory.index.query import lucene_query
+from ccmemory.model import format_timestamp, normalise_topic
+
+
+def memory_of(r: Any) -> IndexedMemory:
+    return IndexedMemory.from_columns(r.data())
+
+
+def where_clause(f: Filters, var: str = "m") -> tuple[str, dict[str, Any]]:
+    """A WHERE clause over the Memory node `var` (already matched by project) and its params.
+
+    The text is the same for every filter combination and every parameter always has the
+    same type (unused lists hold one impossible value, unused strings are empty, flags say
+    which filters apply): Neo4j caches plans by query text and parameter types, so each
+    query is planned once instead of once per filter combination.
+    """
+    m = var
+    none = ["\u0000"]
+    files = list(f.files or [])
+    exact = [x for x in files if not x.endswith("/")]
+    prefixes = [x for x in files if x.endswith("/")]
+    params: dict[str, Any] = {
+        "f_use_ids": f.ids is not None,
+        "f_ids": list(f.ids or []) or none,
+        "f_use_types": bool(f.types),
+        "f_types": list(f.types or []) or none,
+        "f_status": f.status or "",
+        "f_use_viewer": f.viewer is not None,
+        "f_viewer": f.viewer or "",
+        "f_since": format_timestamp(f.since) if f.since else "",
+        "f_until": format_timestamp(f.until) if f.until else "",
+        "f_use_topics": bool(f.topics),
+        "f_topics": [normalise_topic(t) for t in f.topics or []] or none,
+        "f_use_files": bool(files),
+        "f_exact": exact or none,
+        "f_prefixes": prefixes or none,
+        "f_sup": bool(f.include_superseded),
+    }
+    clause = (
+        f"(NOT $f_use_ids OR {m}.id IN $f_ids)"
+        f" AND (NOT $f_use_types OR {m}.type IN $f_types)"
+        f" AND ($f_status = '' OR {m}.status = $f_status)"
+        f" AND (NOT $f_use_viewer OR {m}.status = 'curated' OR {m}.author = $f_viewer)"
+        f" AND ($f_since = '' OR {m}.created >= $f_since)"
+        f" AND ($f_until = '' OR {m}.created <= $f_until)"
+        f" AND (NOT $f_use_topics OR EXISTS {{ ({m})-[:ABOUT]->(ft:Topic) WHERE ft.name IN $f_topics }})"
+        f" AND (NOT $f_use_files OR EXISTS {{ ({m})-[:TOUCHES]->(fx:File) WHERE fx.path IN $f_exact"
+        " OR any(pre IN $f_prefixes WHERE pre <> '\u0000' AND fx.path STARTS WITH pre) })"
+        f" AND ($f_sup OR NOT EXISTS {{ (sx:Memory)-[:SUPERSEDES]->({m}) WHERE sx.id <> {m}.id"
+        " AND (NOT $f_use_viewer OR sx.status = 'curated' OR sx.author = $f_viewer) })"
+    )
+    return clause, params
+
+
+class MemoryReads(Connection):
+    """Memories, their relations, problems and counts, for one project at a time."""
+
+    backend = "neo4j"
+
+    @wrap_errors
+    def get(self, project: str, ids: Sequence[str]) -> list[IndexedMemory]:
+        if not ids:
+            return []
+        ids = list(ids)
+        rows = self._read(
+            "UNWIND $ids AS id MATCH (m:Memory {project: $p, id: id}) RETURN " + RETURN_MEMORY,
+            p=project,
+            ids=sorted(set(ids)),
+        )
+        by_id = {r["id"]: memory_of(r) for r in rows}
+        return [by_id[i] for i in ids if i in by_id]
+
+    @wrap_errors
+    def resolve(self, project: str, ref: str) -> list[str]:
+        ref = ref.strip()
+        if not ref:
+            return []
+        rows = self._read(
+            "MATCH (m:Memory {project: $p}) WHERE m.id = $id OR m.path = $ref RETURN m.id AS id",
+            p=project,
+            id=ref.upper(),
+            ref=ref,
+        )
+        if rows:
+            return sorted(r["id"] for r in rows)
+        if len(ref) >= 4:
+            rows = self._read(
+                "MATCH (m:Memory {project: $p}) WHERE m.id STARTS WITH $pre "
+                "RETURN m.id AS id ORDER BY id LIMIT 20",
+                p=project,
+                pre=ref.upper(),
+            )
+            return [r["id"] for r in rows]
+        return []
+
+    @wrap_errors
+    def query(self, f: Filters, limit: int = 50, offset: int = 0) -> list[IndexedMemory]:
+        where, params = where_clause(f)
+        rows = self._read(
+            f"MATCH (m:Memory {{project: $p}}) WHERE {where} RETURN {RETURN_MEMORY} "
+            "ORDER BY m.created DESC, m.id DESC SKIP $offset LIMIT $limit",
+            p=f.project,
+            offset=offset,
+            limit=limit,
+            **params,
+        )
+        return [memory_of(r) for r in rows]
+
+    @wrap_errors
+    def count(self, f: Filters) -> int:
+        where, params = where_clause(f)
+        rows = self._read(
+            f"MATCH (m:Memory {{project: $p}}) WHERE {where} RETURN count(m) AS n", p=f.project, **params
+        )
+        return int(rows[0]["n"])
+
+    @wrap_errors
+    def text_search(self, text: str, f: Filters, limit: int = 50) -> list[tuple[str, float]]:
+        q = lucene_query(text)
+        if not q:
+            return []
+        where, params = where_clause(f)
+        rows = self._read(
+            "CALL db.index.fulltext.queryNodes($index, $q) YIELD node AS m, score "
+            f"WHERE m.project = $p AND {where} "
+            "RETURN m.id AS id, score ORDER BY score DESC, id ASC LIMIT $limit",
+            index=FULLTEXT_INDEX,
+            q=q,
+            p=f.project,
+            limit=limit,
+            **params,
+        )
+        return [(r["id"], round(float(r["score"]), 6)) for r in rows]
+
+    @wrap_errors
+    def edges(self, project: str, ids: Sequence[str]) -> list[Edge]:
+        if not ids:
+            return []
+        rows = self._read(
+            f"MATCH (a:Memory {{project: $p}})-[r:{REL_PATTERN}]->(b:Memory {{project: $p}}) "
+            "WHERE a.id IN $ids OR b.id IN $ids "
+            "RETURN a.id AS src, type(r) AS type, b.id AS dst, r.reason AS reason",
+            p=project,
+            ids=list(ids),
+        )
+        out = {Edge(r["src"], r["type"], r["dst"], r["reason"]) for r in rows}
+        return sorted(out, key=lambda e: (e.src, e.type, e.dst))
+
+    @wrap_errors
+    def dangling(self, project: str) -> list[Edge]:
+        rows = self._read(
+            f"MATCH (a:Memory {{project: $p}})-[r:{REL_PATTERN}]->(b:Ident) WHERE NOT b:Memory "
+            "RETURN a.id AS src, type(r) AS type, b.id AS dst, r.reason AS reason",
+            p=project,
+        )
+        return sorted(
+            (Edge(r["src"], r["type"], r["dst"], r["reason"]) for r in rows),
+            key=lambda e: (e.src, e.type, e.dst),
+        )
+
+    @wrap_errors
+    def superseded_ids(self, f: Filters) -> set[str]:
+        g = dataclasses.replace(f, include_superseded=True)
+        where, params = where_clause(g)
+        rows = self._read(
+            f"MATCH (m:Memory {{project: $p}}) WHERE {where} AND "
+            "EXISTS { (sx:Memory)-[:SUPERSEDES]->(m) WHERE sx.id <> m.id "
+            "AND (NOT $f_use_viewer OR sx.status = 'curated' OR sx.author = $f_viewer) } "
+            "RETURN m.id AS id",
+            p=f.project,
+            **params,
+        )
+        return {r["id"] for r in rows}
+
+    @wrap_errors
+    def related_by_topic_or_file(
+        self, f: Filters, ids: Sequence[str], limit: int = 20
+    ) -> list[tuple[str, str, int]]:
+        if not ids:
+            return []
+        where, params = where_clause(f)
+        rows = self._read(
+            "MATCH (s:Memory {project: $p}) WHERE s.id IN $ids "
+            "MATCH (s)-[:ABOUT|TOUCHES]->(x) "
+            # a topic or file shared by very many memories connects nothing in particular
+            # (Topic/File nodes are per project, so their degree counts this project's memories)
+            "WHERE COUNT { (x)<-[:ABOUT|TOUCHES]-() } <= $max_shared "
+            "MATCH (x)<-[:ABOUT|TOUCHES]-(m:Memory {project: $p}) "
+            f"WHERE m.id <> s.id AND NOT m.id IN $ids AND {where} "
+            "RETURN m.id AS other, s.id AS via, count(*) AS n",
+            p=f.project,
+            ids=list(ids),
+            max_shared=MAX_SHARED,
+            **params,
+        )
+        ranked = sorted(
+            ((r["other"], r["via"], int(r["n"])) for r in rows), key=lambda t: (-t[2], t[0], t[1])
+        )
+        return ranked[:limit]
+
+    @wrap_errors
+    def file_problems(self, project: str) -> list[FileProblem]:
+        """This scope's invalid files, and its files losing to a smaller path of the same clone."""
+        out = [
+            FileProblem(r["path"], r["line"], r["error"])
+            for r in self._read(
+                "MATCH (f:MemoryFile {project: $p, scope: $s}) WHERE f.error IS NOT NULL "
+                "RETURN f.path AS path, f.error_line AS line, f.error AS error",
+                p=project,
+                s=self.scope,
+            )
+        ]
+        for r in self._read(
+            "MATCH (f:MemoryFile {project: $p, scope: $s}) WHERE f.error IS NULL AND f.mem_id IS NOT NULL "
+            "WITH f.mem_id AS id, collect(f.path) AS paths WHERE size(paths) > 1 RETURN id, paths",
+            p=project,
+            s=self.scope,
+        ):
+            paths = sorted(r["paths"])
+            for path in paths[1:]:
+                out.append(FileProblem(path, 1, f"duplicate id {r['id']}: also used by {paths[0]}"))
+        return sorted(out, key=lambda p: (p.path, p.line or 0))
+
+    @wrap_errors
+    def stats(self, project: str) -> dict[str, Any]:
+        by_type = {
+            r["k"]: r["n"]
+            for r in self._read(
+                "MATCH (m:Memory {project: $p}) RETURN m.type AS k, count(*) AS n ORDER BY k", p=project
+            )
+        }
+        by_status = {
+            r["k"]: r["n"]
+            for r in self._read(
+                "MATCH (m:Memory {project: $p}) RETURN m.status AS k, count(*) AS n ORDER BY k", p=project
+            )
+        }
+        nrel = self._read(
+            f"MATCH (:Memory {{project: $p}})-[r:{REL_PATTERN}]->() RETURN count(r) AS n", p=project
+        )[0]["n"]
+        nerr = self._read(
+            "MATCH (f:MemoryFile {project: $p, scope: $s}) WHERE f.error IS NOT NULL RETURN count(f) AS n",
+            p=project,
+            s=self.scope,
+        )[0]["n"]
+        nvec = self._read("MATCH (e:Embedding) RETURN count(e) AS n")[0]["n"]
+        return {
+            "backend": self.backend,
+            "location": self.location,
+            "memories": sum(by_type.values()),
+            "by_type": by_type,
+            "by_status": by_status,
+            "relations": nrel,
+            "invalid_files": nerr,
+            "vectors": nvec,
+        }
+
+    @wrap_errors
+    def server_info(self) -> dict[str, Any]:
+        """Version, edition and schema state, for `ccmemory doctor`."""
+        comp = self._read("CALL dbms.components() YIELD name, versions, edition RETURN *")[0]
+        idx = self._read("SHOW INDEXES YIELD name, type, state RETURN name, type, state ORDER BY name")
+        cons = self._read("SHOW CONSTRAINTS YIELD name RETURN name ORDER BY name")
+        return {
+            "version": comp["versions"][0],
+            "edition": comp["edition"],
+            "indexes": {r["name"]: {"type": r["type"], "state": r["state"]} for r in idx},
+            "constraints": [r["name"] for r in cons],
+        }
+
+    @wrap_errors
+    def dump(self, project: str) -> dict[str, Any]:
+        """The same shape and values as SQLiteIndex.dump (compared across backends in tests)."""
+        mems = self._read(
+            "MATCH (m:Memory {project: $p}) RETURN m.id AS id, m.path AS path, m.type AS type, "
+            "m.title AS title, m.body AS body, m.created AS created, m.author_fm AS author_fm, "
+            "m.author_git AS author_git, m.session AS session, m.branch AS branch, "
+            "m.confidence AS confidence, m.source AS source, m.status AS status, m.fields AS fields, "
+            "m.topics AS topics, m.files AS files, m.supersedes AS supersedes, "
+            "m.relations AS relations, m.hash AS hash, m.text_hash AS text_hash, "
+            "m.fields_text AS fields_text",
+            p=project,
+        )
+        mems.sort(key=lambda r: r["id"])
+        total = self._read("MATCH (m:Memory) RETURN count(m) AS n")[0]["n"]
+        rels = self._read(
+            f"MATCH (a:Memory {{project: $p}})-[r:{REL_PATTERN}]->(b:Ident) "
+            "RETURN a.id AS src, type(r) AS type, b.id AS dst, r.reason AS reason",
+            p=project,
+        )
+        topics = self._read(
+            "MATCH (m:Memory {project: $p})-[:ABOUT]->(t:Topic) RETURN m.id AS id, t.name AS v", p=project
+        )
+        files = self._read(
+            "MATCH (m:Memory {project: $p})-[:TOUCHES]->(f:File) RETURN m.id AS id, f.path AS v", p=project
+        )
+        file_rows = self._read(
+            "MATCH (f:MemoryFile {project: $p, scope: $s}) RETURN f.path AS path, f.size AS size, "
+            "f.hash AS hash, f.mem_id AS mem_id, f.error AS error, f.error_line AS error_line",
+            p=project,
+            s=self.scope,
+        )
+        cols = (
+            "id path type title body created author_fm author_git session branch confidence source "
+            "status fields topics files supersedes relations hash text_hash"
+        ).split()
+        return {
+            "memories": [tuple(r[c] for c in cols) for r in mems],
+            "fts": [(r["id"], r["title"], r["body"], r["fields_text"]) for r in mems],
+            "fts_total": total,
+            "relations": sorted(tuple(r.values()) for r in rels),
+            "topics": sorted(tuple(r.values()) for r in topics),
+            "files": sorted(tuple(r.values()) for r in files),
+            "file_rows": sorted(tuple(r.values()) for r in file_rows),
+        }
+
+    @wrap_errors
+    def projects(self) -> list[str]:
+        return [r["name"] for r in self._read("MATCH (p:Project) RETURN p.name AS name ORDER BY name")]
+
+    @wrap_errors
+    def related_projects(self, project: str) -> list[tuple[str, str]]:
+        rows = self._read(
+            "MATCH (a:Project {name: $p})-[r:RELATED_TO]-(b:Project) WHERE b.name <> $p "
+            "RETURN b.name AS name, r.relation AS relation ORDER BY name, relation",
+            p=project,
+        )
+        out: dict[str, str] = {}
+        for r in rows:
+            out.setdefault(r["name"], r["relation"])
+        return sorted(out.items())
+
+    @wrap_errors
+    def applying_to(self, target: str, f: Filters, limit: int = 50) -> list[IndexedMemory]:
+        where, params = where_clause(f)
+        rows = self._read(
+            "MATCH (m:Memory {project: $p})-[:APPLIES_TO]->(:Project {name: $target}) "
+            f"WHERE {where} RETURN {RETURN_MEMORY} ORDER BY m.created DESC, m.id DESC LIMIT $limit",
+            p=f.project,
+            target=target,
+            limit=limit,
+            **params,
+        )
+        return [memory_of(r) for r in rows]
+
+    @wrap_errors
+    def projects_applying_to(self, target: str) -> list[str]:
+        rows = self._read(
+            "MATCH (m:Memory)-[:APPLIES_TO]->(:Project {name: $t}) WHERE m.project <> $t "
+            "RETURN DISTINCT m.project AS name ORDER BY name",
+            t=target,
+        )
+        return [r["name"] for r in rows]

@@ -1,0 +1,60 @@
+"""The Neo4j schema: constraints and indexes created on connect, node labels per memory type."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ccmemory.index.base import IndexError_
+from ccmemory.model import RELATION_TYPES, TYPES
+
+SCHEMA_VERSION = 1
+FULLTEXT_INDEX = "memory_fulltext"
+VECTOR_INDEX = "embedding_vectors"
+
+TYPE_LABELS: dict[str, str] = {name: "".join(p.title() for p in name.split("_")) for name in TYPES}
+ALL_TYPE_LABELS = ":".join(sorted(TYPE_LABELS.values()))
+REL_PATTERN = "|".join(RELATION_TYPES)
+
+SCHEMA = (
+    "CREATE CONSTRAINT ident_key IF NOT EXISTS FOR (n:Ident) REQUIRE (n.project, n.id) IS UNIQUE",
+    "CREATE CONSTRAINT memory_file_scope_key IF NOT EXISTS FOR (f:MemoryFile) "
+    "REQUIRE (f.project, f.scope, f.path) IS UNIQUE",
+    "CREATE CONSTRAINT topic_key IF NOT EXISTS FOR (t:Topic) REQUIRE (t.project, t.name) IS UNIQUE",
+    "CREATE CONSTRAINT file_key IF NOT EXISTS FOR (f:File) REQUIRE (f.project, f.path) IS UNIQUE",
+    "CREATE CONSTRAINT session_key IF NOT EXISTS FOR (s:Session) REQUIRE (s.project, s.id) IS UNIQUE",
+    "CREATE CONSTRAINT author_key IF NOT EXISTS FOR (a:Author) REQUIRE a.id IS UNIQUE",
+    "CREATE CONSTRAINT project_key IF NOT EXISTS FOR (p:Project) REQUIRE p.name IS UNIQUE",
+    "CREATE CONSTRAINT embedding_key IF NOT EXISTS FOR (e:Embedding) "
+    "REQUIRE (e.embedder, e.text_hash) IS UNIQUE",
+    "CREATE INDEX memory_id IF NOT EXISTS FOR (m:Memory) ON (m.project, m.id)",
+    "CREATE INDEX memory_created IF NOT EXISTS FOR (m:Memory) ON (m.project, m.created)",
+    "CREATE INDEX memory_path IF NOT EXISTS FOR (m:Memory) ON (m.project, m.path)",
+    "CREATE INDEX memory_text_hash IF NOT EXISTS FOR (m:Memory) ON (m.project, m.text_hash)",
+    "CREATE INDEX memory_file_mem IF NOT EXISTS FOR (f:MemoryFile) ON (f.project, f.mem_id)",
+    f"CREATE FULLTEXT INDEX {FULLTEXT_INDEX} IF NOT EXISTS FOR (m:Memory) "
+    "ON EACH [m.title, m.body, m.fields_text] "
+    "OPTIONS {indexConfig: {`fulltext.analyzer`: 'english'}}",
+)
+_SCHEMA = SCHEMA  # the name `ccmemory doctor` reads
+
+
+def label(mtype: str) -> str:
+    found = TYPE_LABELS.get(mtype)
+    if found is None:  # never reached with validated memories; labels are never user text
+        raise IndexError_(f"unknown memory type {mtype!r}")
+    return found
+
+
+def ensure_schema(s: Any) -> None:
+    """Create the constraints and indexes (idempotent) in session `s`; migrate older layouts."""
+    legacy = s.run("SHOW CONSTRAINTS YIELD name WHERE name = 'memory_file_key' RETURN name")
+    if list(legacy):
+        # before file records were scoped per indexing user: they become the "" scope
+        s.run("DROP CONSTRAINT memory_file_key IF EXISTS").consume()
+        s.run(
+            "MATCH (f:MemoryFile) WHERE f.scope IS NULL "
+            "CALL (f) { SET f.scope = '' } IN TRANSACTIONS OF 5000 ROWS"
+        ).consume()
+    for stmt in SCHEMA:
+        s.run(stmt).consume()
+    s.run("CALL db.awaitIndexes(300)").consume()

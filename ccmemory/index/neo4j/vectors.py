@@ -1,0 +1,135 @@
+"""Embeddings on the server: `(:Embedding {embedder, text_hash})` and one vector index."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from neo4j.exceptions import Neo4jError
+
+from ccmemory.index.base import Filters, IndexError_, embed_text
+from ccmemory.index.neo4j.connection import Connection, wrap_errors
+from ccmemory.index.neo4j.queries import RETURN_MEMORY
+from ccmemory.index.neo4j.read import memory_of, where_clause
+from ccmemory.index.neo4j.schema import VECTOR_INDEX
+
+
+class VectorStore(Connection):
+    @wrap_errors
+    def missing_vectors(self, project: str, embedder: str) -> list[tuple[str, str]]:
+        rows = self._read(
+            "MATCH (m:Memory {project: $p}) WHERE NOT EXISTS { "
+            "  MATCH (e:Embedding {embedder: $emb, text_hash: m.text_hash}) } "
+            f"RETURN m.text_hash AS text_hash, {RETURN_MEMORY} ORDER BY m.id",
+            p=project,
+            emb=embedder,
+        )
+        seen: dict[str, str] = {}
+        for r in rows:
+            seen.setdefault(r["text_hash"], embed_text(memory_of(r)))
+        return sorted(seen.items())
+
+    def _ensure_vector_index(self, dim: int) -> None:
+        if self._vector_dim == dim:
+            return
+        rows = self._read(
+            "SHOW VECTOR INDEXES YIELD name, options WHERE name = $name RETURN options", name=VECTOR_INDEX
+        )
+        current = None
+        if rows:
+            cfg = (rows[0]["options"] or {}).get("indexConfig") or {}
+            current = cfg.get("vector.dimensions")
+            if cfg.get("vector.quantization.enabled"):
+                current = -1  # quantized scores are approximate: rebuild without quantization
+        if current is not None and int(current) != dim:
+            with self._session() as s:
+                s.run(f"DROP INDEX {VECTOR_INDEX} IF EXISTS").consume()
+            current = None
+        if current is None:
+            with self._session() as s:
+                # the dimension is an int we checked, not user text
+                s.run(
+                    f"CREATE VECTOR INDEX {VECTOR_INDEX} IF NOT EXISTS FOR (e:Embedding) ON e.embedding "
+                    f"OPTIONS {{indexConfig: {{`vector.dimensions`: {int(dim)}, "
+                    "`vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}}"
+                ).consume()
+                s.run("CALL db.awaitIndexes(300)").consume()
+        self._vector_dim = dim
+
+    @wrap_errors
+    def store_vectors(self, embedder: str, dim: int, items: Sequence[tuple[str, Any]]) -> None:
+        if not items:
+            return
+        dim = int(dim)
+        if not 0 < dim <= 4096:
+            raise IndexError_(f"Neo4j index at {self.location}: bad vector dimension {dim}")
+        self._ensure_vector_index(dim)
+        rows = [{"h": h, "v": [float(x) for x in v]} for h, v in items]
+        with self._session() as s, s.begin_transaction() as tx:
+            for start in range(0, len(rows), 1000):
+                tx.run(
+                    "UNWIND $rows AS row MERGE (e:Embedding {embedder: $emb, text_hash: row.h}) "
+                    "SET e.dim = $dim, e.embedding = row.v",
+                    emb=embedder,
+                    dim=dim,
+                    rows=rows[start : start + 1000],
+                ).consume()
+            tx.commit()
+
+    @wrap_errors
+    def vector_search(
+        self, embedder: str, vector: Any, f: Filters, limit: int = 50
+    ) -> list[tuple[str, float]]:
+        query = [float(x) for x in vector]
+        dims = self._read(
+            "MATCH (m:Memory {project: $p}) MATCH (e:Embedding {embedder: $emb, text_hash: m.text_hash}) "
+            "RETURN e.dim AS dim LIMIT 1",
+            p=f.project,
+            emb=embedder,
+        )
+        if not dims:
+            return []
+        if int(dims[0]["dim"]) != len(query):
+            raise IndexError_(
+                f"vector dimension mismatch: index has {dims[0]['dim']}, query has {len(query)}"
+            )
+        where, params = where_clause(f)
+        # Approximate candidates from the vector index first; when filters leave fewer than
+        # `limit` of them, an exact scan over the project's memories gives the full answer.
+        k = max(limit * 5, 100)
+        try:
+            rows = self._read(
+                "CALL db.index.vector.queryNodes($index, $k, $v) YIELD node AS e, score AS s "
+                "WHERE e.embedder = $emb "
+                "MATCH (m:Memory {project: $p, text_hash: e.text_hash}) "
+                f"WHERE {where} "
+                "WITH m, vector.similarity.cosine(e.embedding, $v) AS s "
+                "RETURN m.id AS id, s ORDER BY s DESC, id ASC LIMIT $limit",
+                index=VECTOR_INDEX,
+                k=k,
+                p=f.project,
+                emb=embedder,
+                v=query,
+                limit=limit,
+                **params,
+            )
+        except Neo4jError as exc:
+            # One vector index serves the whole server; another project's embedder may have left
+            # it at another dimension. The exact scan below still answers.
+            if "dimensions" not in str(exc):
+                raise
+            rows = []
+        if len(rows) < limit:
+            rows = self._read(
+                "MATCH (m:Memory {project: $p}) "
+                f"WHERE {where} "
+                "MATCH (e:Embedding {embedder: $emb, text_hash: m.text_hash}) "
+                "WITH m, vector.similarity.cosine(e.embedding, $v) AS s "
+                "RETURN m.id AS id, s ORDER BY s DESC, id ASC LIMIT $limit",
+                p=f.project,
+                emb=embedder,
+                v=query,
+                limit=limit,
+                **params,
+            )
+        return [(r["id"], round(2.0 * float(r["s"]) - 1.0, 6)) for r in rows]

@@ -1,0 +1,246 @@
+"""The write steps of the Neo4j index, as functions over one open transaction.
+
+`derive` rebuilds the memory nodes of some ids from their winning file records (the rule is in
+the package docstring): pick the winners, strip the old nodes back to bare `:Ident`s, build the
+rows, write them batched, drop what nothing points at any more.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import neo4j
+
+from ccmemory.index.base import IndexedMemory, IndexError_, json_columns, text_hash
+from ccmemory.index.neo4j import queries as q
+from ccmemory.index.neo4j.schema import label as type_label
+from ccmemory.model import APPLIES_TO, RELATION_TYPES, fields_text, normalise_topic
+
+Live = Callable[[str], tuple[str, str | None]]
+# (path, file hash, scope, status, git adder) of one file feeding a memory
+Candidate = tuple[str, str, str, str, str | None]
+Rows = list[dict[str, Any]]
+
+
+def pick_winners(
+    files: list[Any], scope: str, live: Live | None
+) -> tuple[dict[str, Candidate], list[dict[str, Any]]]:
+    """The winning file of each id, and this scope's file records whose status/adder changed."""
+    per_scope: dict[tuple[str, str], Candidate] = {}
+    stale: list[dict[str, Any]] = []
+    for r in files:
+        status, adder = r["status"], r["author_git"]
+        if r["scope"] == scope and live is not None:
+            now = live(r["path"])
+            if now != (status, adder):
+                stale.append({"path": r["path"], "status": now[0], "author_git": now[1]})
+            status, adder = now
+        key = (r["id"], r["scope"])
+        cur = per_scope.get(key)
+        if cur is None or r["path"] < cur[0]:
+            per_scope[key] = (r["path"], r["hash"], r["scope"], status or "developmental", adder)
+    winners: dict[str, Candidate] = {}
+    best: dict[str, tuple[bool, str, str]] = {}
+    for (mem_id, cand_scope), cand in per_scope.items():
+        rank = (cand[3] != "curated", cand[0], cand_scope)
+        if mem_id not in best or rank < best[mem_id]:
+            best[mem_id] = rank
+            winners[mem_id] = cand
+    return winners, stale
+
+
+def winner_payloads(
+    tx: neo4j.Transaction,
+    project: str,
+    scope: str,
+    winners: dict[str, Candidate],
+    local: dict[str, str] | None,
+) -> dict[tuple[str, str], str]:
+    """The winners' payloads: from this transaction's writes when we have them, else stored."""
+    local = local or {}
+    payload_of: dict[tuple[str, str], str] = {}
+    fetch: list[dict[str, str]] = []
+    for cand in winners.values():
+        if cand[2] == scope and cand[0] in local:
+            payload_of[(cand[2], cand[0])] = local[cand[0]]
+        else:
+            fetch.append({"scope": cand[2], "path": cand[0]})
+    if fetch:
+        for r in tx.run(q.PAYLOADS, p=project, rows=fetch):
+            payload_of[(r["scope"], r["path"])] = r["payload"]
+    return payload_of
+
+
+def strip(tx: neo4j.Transaction, project: str, ids: list[str]) -> set[str]:
+    """Every node of `ids` back to a bare Ident; returns them and whom they pointed at."""
+    stub_candidates: set[str] = set(ids)
+    for r in tx.run(q.STRIP, p=project, ids=ids):
+        stub_candidates.update(r["targets"])
+    return stub_candidates
+
+
+def memory_row(im: IndexedMemory, path: str, fhash: str, git_author: str | None) -> dict[str, Any]:
+    """The node row of one memory: its properties and the keys of what it is about."""
+    conf = None if im.confidence is None else float(im.confidence)
+    author = im.author or git_author
+    return {
+        "id": im.id,
+        "label": type_label(im.type),
+        "topics": list(dict.fromkeys(normalise_topic(t) for t in im.topics if t.strip())),
+        "files": list(dict.fromkeys(f.strip() for f in im.files if f.strip())),
+        "sessions": [] if im.session is None else [im.session],
+        "authors": [] if author is None else [author],
+        "props": {
+            "path": path,
+            "type": im.type,
+            "title": im.title,
+            "body": im.body,
+            "created": im.created,
+            "author_fm": im.author,
+            "author_git": git_author,
+            "author": author,
+            "session": im.session,
+            "branch": im.branch,
+            "confidence": conf,
+            "source": im.source,
+            "status": im.status,
+            **json_columns(im),
+            "hash": fhash,
+            "text_hash": text_hash(im),
+            "fields_text": fields_text(im.type, im.fields),
+        },
+    }
+
+
+def edge_rows(im: IndexedMemory, path: str) -> list[dict[str, Any]]:
+    e: dict[tuple[str, str], str | None] = {}
+    for target in im.supersedes:
+        e.setdefault(("SUPERSEDES", target), None)
+    for rel in im.relations:
+        if (rel.type, rel.target) not in e or rel.reason:
+            e[(rel.type, rel.target)] = rel.reason
+    out = []
+    for (rtype, dst), reason in sorted(e.items()):
+        if rtype not in RELATION_TYPES:  # whitelist: never a type from user text
+            raise IndexError_(f"unknown relation type {rtype!r} in {path}")
+        out.append({"src": im.id, "type": rtype, "dst": dst, "reason": reason})
+    return out
+
+
+def build_rows(
+    project: str,
+    ids: list[str],
+    winners: dict[str, Candidate],
+    payload_of: dict[tuple[str, str], str],
+) -> tuple[Rows, Rows, Rows, dict[str, tuple[str, str | None]]]:
+    """Node rows, relation rows, APPLIES_TO rows and id -> (status, git author) of the winners."""
+    mems: list[dict[str, Any]] = []
+    edges: list[dict[str, Any]] = []
+    applies: list[dict[str, Any]] = []  # APPLIES_TO (:Project) targets of each memory
+    derived: dict[str, tuple[str, str | None]] = {}
+    for mem_id in ids:
+        win = winners.get(mem_id)
+        if win is None:
+            continue
+        path, fhash, win_scope, status, adder = win
+        d = json.loads(payload_of[(win_scope, path)])
+        im = IndexedMemory.from_payload(d, path=path, status=status, project=project, hash=fhash)
+        git_author = None if im.author else adder
+        derived[im.id] = (im.status, git_author)
+        targets = sorted({str(t) for t in im.fields.get(APPLIES_TO) or [] if str(t) != project})
+        if targets:
+            applies.append({"id": im.id, "targets": targets})
+        mems.append(memory_row(im, path, fhash, git_author))
+        edges.extend(edge_rows(im, path))
+    return mems, edges, applies, derived
+
+
+_NODE_KEYS = ("id", "props", "topics", "files", "sessions", "authors")
+
+
+def write_memories(tx: neo4j.Transaction, project: str, mems: list[dict[str, Any]]) -> None:
+    """Each memory node together with its IN_PROJECT, ABOUT, TOUCHES, CAPTURED_IN and
+    AUTHORED_BY relationships (one statement per type label, not one per relationship type);
+    the nodes they point at are MERGEd first, once per distinct key (one statement)."""
+    if not mems:
+        return
+    tx.run(
+        q.MERGE_KEYS,
+        p=project,
+        topics=sorted({t for row in mems for t in row["topics"]}),
+        files=sorted({f for row in mems for f in row["files"]}),
+        sessions=sorted({k for row in mems for k in row["sessions"]}),
+        authors=sorted({k for row in mems for k in row["authors"]}),
+    ).consume()
+    by_label: dict[str, list[dict[str, Any]]] = {}
+    for row in mems:
+        by_label.setdefault(row["label"], []).append(row)
+    for label, rows in sorted(by_label.items()):
+        # `label` comes from TYPE_LABELS (checked by schema.label), never from user text
+        tx.run(
+            q.write_memories(label),
+            p=project,
+            rows=[{k: row[k] for k in _NODE_KEYS} for row in rows],
+        ).consume()
+
+
+def write_edges(tx: neo4j.Transaction, project: str, edges: list[dict[str, Any]]) -> None:
+    if not edges:
+        return
+    tx.run(q.MERGE_TARGETS, p=project, ids=sorted({r["dst"] for r in edges})).consume()
+    by_type: dict[str, list[dict[str, Any]]] = {}
+    for row in edges:
+        by_type.setdefault(row["type"], []).append(row)
+    for rtype, rows in sorted(by_type.items()):
+        # `rtype` was checked against RELATION_TYPES (edge_rows), never user text
+        tx.run(q.write_edges(rtype), p=project, rows=rows).consume()
+
+
+def write_applies(tx: neo4j.Transaction, project: str, applies: list[dict[str, Any]]) -> None:
+    if applies:
+        tx.run(q.WRITE_APPLIES, p=project, rows=applies).consume()
+
+
+def drop_unreferenced(tx: neo4j.Transaction, project: str, stub_candidates: set[str]) -> None:
+    """Ids that are neither memories nor relation targets any more disappear, and so do topics,
+    files, sessions and authors nothing points at."""
+    tx.run(q.DROP_STUBS, p=project, ids=sorted(stub_candidates)).consume()
+    for label in ("Topic", "File", "Session"):
+        tx.run(q.drop_orphans(label), p=project).consume()
+    tx.run(q.DROP_ORPHAN_AUTHORS).consume()
+
+
+def derive(
+    tx: neo4j.Transaction,
+    project: str,
+    scope: str,
+    ids: list[str],
+    live: Live | None,
+    local: dict[str, str] | None = None,
+) -> dict[str, tuple[str, str | None]]:
+    """Rebuild the memory nodes of `ids` from their winning files (see the package docstring).
+
+    `live(path)` gives (status, git adder) of this scope's paths as git says now (stored on
+    the file records when they differ); other scopes' files keep what their clone stored.
+    `local` maps this scope's paths written in this transaction to their payloads, so the
+    winners' payloads need not travel back from the server.
+    Returns id -> (status, git author) of the memories rebuilt.
+    """
+    if not ids:
+        return {}
+    files = list(tx.run(q.FILES_OF_IDS, p=project, ids=ids))
+    winners, stale = pick_winners(files, scope, live)
+    if stale:
+        tx.run(q.SET_FILE_STATUS, p=project, s=scope, rows=stale).consume()
+    payload_of = winner_payloads(tx, project, scope, winners, local)
+    stub_candidates = strip(tx, project, ids)
+    mems, edges, applies, derived = build_rows(project, ids, winners, payload_of)
+    # Every outgoing relationship of `ids` was deleted by strip() and each id is written once,
+    # so relationships are CREATEd; the nodes they point at are MERGEd first, then only matched.
+    write_memories(tx, project, mems)
+    write_edges(tx, project, edges)
+    write_applies(tx, project, applies)
+    drop_unreferenced(tx, project, stub_candidates)
+    return derived
