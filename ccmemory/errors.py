@@ -71,6 +71,7 @@ MCP_CODES: dict[str, str] = {
     "SiteError": "site_failed",
     "NoPdfRenderer": "unsupported",
     "ToolFailure": "failed",
+    "DraftError": "invalid_argument",
     # ccmemory start / stop
     "DockerProblem": "docker_unavailable",
     "DockerMissing": "docker_unavailable",

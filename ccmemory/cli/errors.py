@@ -46,6 +46,7 @@ EXIT_CODES: dict[str, int] = {
     "SiteError": EXIT_FAILURE,
     "NoPdfRenderer": EXIT_FAILURE,
     "ToolFailure": EXIT_FAILURE,
+    "DraftError": EXIT_FAILURE,
     # ccmemory start / stop
     "DockerProblem": EXIT_FAILURE,
     "DockerMissing": 3,

@@ -30,7 +30,7 @@ from ccmemory.index.base import (
 )
 from ccmemory.index.query import fts_query
 from ccmemory.index.sqlite_ref import ReferenceTables
-from ccmemory.model import Memory, fields_text, format_timestamp, index_fields, normalise_topic
+from ccmemory.model import Memory, fields_text, format_timestamp, index_payload, normalise_topic
 
 SCHEMA_VERSION = 2
 _SCHEMA = """
@@ -73,23 +73,7 @@ _EFFECTIVE_AUTHOR = "coalesce(m.author_fm, m.author_git)"
 
 
 def memory_payload(memory: Memory) -> str:
-    data = {
-        "id": memory.id,
-        "type": memory.type,
-        "title": memory.title,
-        "created": format_timestamp(memory.created),
-        "body": memory.body,
-        "author": memory.author,
-        "session": memory.session,
-        "branch": memory.branch,
-        "topics": memory.topics,
-        "files": memory.files,
-        "confidence": memory.confidence,
-        "source": memory.source,
-        "supersedes": memory.supersedes,
-        "relations": [r.to_dict() for r in memory.relations],
-        "fields": index_fields(memory),
-    }
+    data = index_payload(memory)
     return json.dumps(data, default=str, ensure_ascii=False, sort_keys=True)
 
 
