@@ -1,8 +1,9 @@
 """Settings: `.ccmemory/config.yaml` plus environment overrides (environment wins).
 
-Environment: CCMEMORY_BACKEND=sqlite|neo4j, CCMEMORY_NEO4J_URI, CCMEMORY_NEO4J_USER,
-CCMEMORY_NEO4J_PASSWORD, CCMEMORY_USER_ID (default: git user.email), CCMEMORY_PROJECT,
-CCMEMORY_HOME (the personal vault, default ~/.config/ccmemory; see docs/cross-project.md).
+The environment variables (CCMEMORY_BACKEND, CCMEMORY_NEO4J_*, CCMEMORY_USER_ID, CCMEMORY_PROJECT,
+CCMEMORY_HOME, ...) are read through `ccmemory.settings`, which documents every one of them
+(docs/configuration.md); the `context:` section is parsed there too, once for this module and
+the hooks' capture settings.
 """
 
 from __future__ import annotations
@@ -12,6 +13,10 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from ccmemory import settings
+from ccmemory.errors import ConfigError
+from ccmemory.settings import ContextSettings
 
 CONFIG_FILE = "config.yaml"
 DEFAULT_CONFIG = """\
@@ -36,11 +41,19 @@ class Config:
     neo4j_user: str = "neo4j"
     neo4j_password: str | None = None
     user_id: str | None = None
-    context_enabled: bool = True
-    context_budget: int = 1500
-    raw: dict[str, Any] = field(default_factory=dict)
+    context: ContextSettings = field(default_factory=ContextSettings)
+    embedder: str | None = None  # `embedder:` (auto | local | voyage); else CCMEMORY_EMBEDDER
+    raw: dict[str, Any] = field(default_factory=dict)  # sections other modules own (telemetry, ...)
     related: list[RelatedProject] = field(default_factory=list)  # `related_to`, the valid entries
     related_problems: list[str] = field(default_factory=list)  # why other entries were left out
+
+    @property
+    def context_enabled(self) -> bool:
+        return self.context.enabled
+
+    @property
+    def context_budget(self) -> int:
+        return self.context.budget_tokens
 
 
 RELATIONS = ("business", "technical", "shared_resource")
@@ -103,8 +116,9 @@ def personal_home(env: dict[str, str] | None = None) -> Path:
     """The personal vault's folder: $CCMEMORY_HOME, else $XDG_CONFIG_HOME/ccmemory, else
     ~/.config/ccmemory."""
     env = dict(os.environ) if env is None else env
-    if env.get("CCMEMORY_HOME"):
-        return Path(os.path.expanduser(env["CCMEMORY_HOME"])).resolve()
+    home = settings.HOME.get(env)
+    if home:
+        return Path(os.path.expanduser(home)).resolve()
     base = env.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
     return (Path(base) / "ccmemory").resolve()
 
@@ -135,9 +149,9 @@ def read_config_file(vault_dir: Path) -> dict[str, Any]:
     try:  # a hostile config (FIFO, symlink, YAML bomb) is an error, never a hang (docs/security.md)
         data = load_yaml(read_regular(path, 256 * 1024).decode("utf-8")) or {}
     except (yaml.YAMLError, YAMLLimit, ValueError, TypeError, OSError) as exc:
-        raise ValueError(f"{path}: cannot read settings: {exc}") from None
+        raise ConfigError(f"{path}: cannot read settings: {exc}", "fix or remove the file") from None
     if not isinstance(data, dict):
-        raise ValueError(f"{path}: settings must be a YAML mapping")
+        raise ConfigError(f"{path}: settings must be a YAML mapping", "see docs/configuration.md")
     return data
 
 
@@ -145,24 +159,26 @@ def load_config(root: Path, *, env: dict[str, str] | None = None) -> Config:
     """Settings for the repository at `root` (the folder holding `.ccmemory/`)."""
     env = dict(os.environ) if env is None else env
     raw = read_config_file(root / ".ccmemory")
-    ctx = raw.get("context") if isinstance(raw.get("context"), dict) else {}
-    assert isinstance(ctx, dict)
     neo = raw.get("neo4j") if isinstance(raw.get("neo4j"), dict) else {}
     assert isinstance(neo, dict)
+    embedder = raw.get("embedder")
     cfg = Config(
-        project=str(env.get("CCMEMORY_PROJECT") or raw.get("project") or root.name),
-        backend=str(env.get("CCMEMORY_BACKEND") or raw.get("backend") or "sqlite").lower(),
+        project=str(settings.PROJECT.get(env) or raw.get("project") or root.name),
+        backend=str(settings.BACKEND.get(env) or raw.get("backend") or "sqlite").lower(),
         main_branch=(str(raw["main_branch"]) if raw.get("main_branch") else None),
-        neo4j_uri=str(env.get("CCMEMORY_NEO4J_URI") or neo.get("uri") or "bolt://127.0.0.1:7687"),
-        neo4j_user=str(env.get("CCMEMORY_NEO4J_USER") or neo.get("user") or "neo4j"),
-        neo4j_password=env.get("CCMEMORY_NEO4J_PASSWORD") or None,
-        user_id=env.get("CCMEMORY_USER_ID") or None,
-        context_enabled=bool(ctx.get("enabled", True)),
-        context_budget=int(ctx.get("budget_tokens", 1500)),
+        neo4j_uri=str(settings.NEO4J_URI.get(env) or neo.get("uri") or "bolt://127.0.0.1:7687"),
+        neo4j_user=str(settings.NEO4J_USER.get(env) or neo.get("user") or "neo4j"),
+        neo4j_password=settings.NEO4J_PASSWORD.get(env),
+        user_id=settings.USER_ID.get(env),
+        context=settings.context_settings(raw, env),
+        embedder=str(embedder) if embedder else None,
         raw=raw,
     )
     if cfg.backend not in ("sqlite", "neo4j"):
-        raise ValueError(f"unknown backend {cfg.backend!r}: use sqlite or neo4j")
+        raise ConfigError(
+            f"unknown backend {cfg.backend!r}: use sqlite or neo4j",
+            "set `backend:` in .ccmemory/config.yaml or CCMEMORY_BACKEND to sqlite or neo4j",
+        )
     if cfg.user_id is None:
         cfg.user_id = _git_email(root)
     cfg.related, cfg.related_problems = parse_related(

@@ -7,12 +7,25 @@ budget is left out, so the output never goes over it.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ccmemory.index.base import IndexedMemory
 
-if TYPE_CHECKING:
-    from ccmemory.service import ContextResult, Service
+if TYPE_CHECKING:  # for annotations only: at run time the arrow is service -> context
+    from ccmemory.service import Service
+
+
+@dataclass
+class ContextResult:
+    text: str
+    ids: list[str]
+    tokens: int
+
+
+def estimate_tokens(text: str) -> int:
+    """About four characters a token for English prose (no tokenizer import on the hook path)."""
+    return (len(text) + 3) // 4
 
 
 def _line(m: IndexedMemory, stale: set[str] | frozenset[str] = frozenset()) -> str:
@@ -57,8 +70,6 @@ def _across_projects(svc: Service, rules: list[IndexedMemory]) -> list[tuple[str
 
 
 def build_context(svc: Service, budget_tokens: int, *, task: str | None = None) -> ContextResult:
-    from ccmemory.service import ContextResult, estimate_tokens
-
     sections: list[tuple[str, list[IndexedMemory]]] = []
     if task:
         hits = svc.search(task, limit=5).hits
@@ -128,9 +139,8 @@ def build_context(svc: Service, budget_tokens: int, *, task: str | None = None) 
 def _reference(svc: Service, task: str | None, budget_tokens: int) -> str:
     """The few reference sections most relevant to the task (or, at session start, to the
     current branch's name), when `context: reference_sections: N` is set; off by default."""
-    ctx = svc.config.raw.get("context")
-    n = ctx.get("reference_sections", 0) if isinstance(ctx, dict) else 0
-    if not isinstance(n, int) or n <= 0 or budget_tokens <= 0:
+    n = svc.config.context.reference_sections
+    if n <= 0 or budget_tokens <= 0:
         return ""
     query = task
     if not query:

@@ -23,12 +23,13 @@ at equal score the home project's hit ranks first.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ccmemory.index.base import Filters, Index, IndexedMemory, IndexError_
+from ccmemory.index.base import Filters, Index, IndexedMemory, IndexUnavailable
 from ccmemory.search import Hit, SearchResponse, search
 
 if TYPE_CHECKING:
@@ -160,7 +161,7 @@ def _local_sources(svc: Service, *, check_stale: bool = True) -> tuple[list[Sour
             continue
         try:
             idx = SQLiteIndex.open_readonly(db)
-        except IndexError_ as exc:
+        except IndexUnavailable as exc:
             notices.append(f"related project {r.name}: {exc}; run `ccmemory reindex` in {r.path}")
             continue
         try:
@@ -189,7 +190,7 @@ def _shared_sources(svc: Service, *, applies: bool) -> tuple[list[Source], list[
     notices: list[str] = []
     try:
         sync_links(svc)
-    except IndexError_ as exc:  # e.g. a read-only account: the links stored earlier still count
+    except IndexUnavailable as exc:  # e.g. a read-only account: the links stored earlier still count
         notices.append(f"related_to not stored as RELATED_TO links: {exc}")
     known = set(svc.index.projects())
     related = dict(svc.index.related_projects(svc.project))
@@ -235,7 +236,7 @@ def related_sources(
 
 
 def _foreign_filters(svc: Service, f: Filters, src: Source, ids: Sequence[str] | None = None) -> Filters:
-    return Filters(**{**f.__dict__, "project": src.name, "viewer": viewer_for_others(svc), "ids": ids})
+    return dataclasses.replace(f, project=src.name, viewer=viewer_for_others(svc), ids=ids)
 
 
 def applying_here(
@@ -309,7 +310,7 @@ def _personal_source() -> Source | str | None:
         return None  # nothing recorded or indexed there yet
     try:
         idx = SQLiteIndex.open_readonly(db)
-    except IndexError_ as exc:
+    except IndexUnavailable as exc:
         return f"personal vault: {exc}"
     return Source(personal.PROJECT, PERSONAL, idx, str(home), home, owned=True)
 

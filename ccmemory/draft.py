@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from ccmemory.errors import CcmemoryError
 from ccmemory.model import RELATION_TYPES, TYPES, Memory, Relation, new_id, validate
 from ccmemory.redact import redact, redact_obj
 
@@ -31,15 +32,13 @@ from ccmemory.redact import redact, redact_obj
 Resolver = Callable[[str], str]
 
 
-class DraftError(ValueError):
+class DraftError(CcmemoryError, ValueError):
     """A memory that cannot be built; `code` is an MCP error code (invalid_argument,
     not_found, ambiguous), `message` says what and `hint` what to do."""
 
     def __init__(self, code: str, message: str, hint: str | None = None):
-        super().__init__(message)
+        super().__init__(message, hint)
         self.code = code
-        self.message = message
-        self.hint = hint
 
 
 def _texts(values: Iterable[str] | None) -> list[str]:

@@ -20,6 +20,9 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
+from ccmemory import settings
+from ccmemory.errors import CcmemoryError
+
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
@@ -28,19 +31,19 @@ if TYPE_CHECKING:
 
 Kind = Literal["document", "query"]
 
-#: Environment variables read by :func:`get_embedder`.
-ENV_EMBEDDER = "CCMEMORY_EMBEDDER"  # auto (default) | local | voyage
-ENV_MODEL_PATH = "CCMEMORY_MODEL_PATH"  # override the MiniLM .onnx file
+#: Environment variables read by :func:`get_embedder` (the CCMEMORY_ ones: ccmemory.settings).
+ENV_EMBEDDER = settings.EMBEDDER.name  # auto (default) | local | voyage
+ENV_MODEL_PATH = settings.MODEL_PATH.name  # override the MiniLM .onnx file
 ENV_VOYAGE_KEY = "VOYAGE_API_KEY"
 
 VOCAB_RESOURCE = "minilm-vocab.txt"
 
 
-class EmbedderUnavailable(RuntimeError):
+class EmbedderUnavailable(CcmemoryError, RuntimeError):
     """The embedder cannot produce vectors; ``reason`` says why in words a user understands."""
 
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
+    def __init__(self, reason: str, hint: str | None = None) -> None:
+        super().__init__(reason, hint)
         self.reason = reason
 
 
@@ -489,7 +492,7 @@ def get_embedder(
     here rather than on first use. Nothing heavy is imported unless ``check`` is set.
     """
     env = os.environ if env is None else env
-    choice = (choice or env.get(ENV_EMBEDDER) or "auto").strip().lower()
+    choice = (choice or settings.EMBEDDER.get(env) or "auto").strip().lower()
     key = env.get(ENV_VOYAGE_KEY, "").strip()
     if choice not in {"auto", "local", "voyage"}:
         raise EmbedderUnavailable(
@@ -503,7 +506,7 @@ def get_embedder(
                 "the voyageai package is not installed (pip install 'ccmemory[voyage]')"
             )
         return VoyageEmbedder(api_key=key)
-    model_path = env.get(ENV_MODEL_PATH) or None
+    model_path = settings.MODEL_PATH.get(env)
     local = LocalMiniLM(model_path=model_path)
     if check:
         local.load()

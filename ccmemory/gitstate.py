@@ -11,13 +11,14 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from ccmemory.errors import CcmemoryError
 from ccmemory.vault import VAULT_DIR
 
 CURATED = "curated"
 DEVELOPMENTAL = "developmental"
 
 
-class GitError(Exception):
+class GitError(CcmemoryError):
     pass
 
 

@@ -89,7 +89,9 @@ def _root_for(payload: dict[str, Any] | None) -> str | None:
 
 def main(argv: list[str]) -> int:
     """Entry point: argv = [event] (the words after `ccmemory hook`). Always returns 0."""
-    if os.environ.get("CCMEMORY_DISABLE") == "1":
+    from ccmemory import settings  # stdlib `os` only: the fast path stays lean
+
+    if settings.DISABLE.get():
         return 0
     event = argv[0] if argv else ""
     root: str | None = None

@@ -26,19 +26,23 @@ from pathlib import Path
 from typing import Any
 
 from ccmemory.atomic import atomic_write
+from ccmemory.errors import CcmemoryError
 
 #: Bump when the rewrite changes, so cached graphs from an older rewrite are not reused.
 VERSION = 2
 
 
-class ConversionError(RuntimeError):
+class ConversionError(CcmemoryError, RuntimeError):
     """The model file could not be rewritten; the message says why."""
 
 
 def cache_dir(env: dict[str, str] | None = None) -> Path:
+    from ccmemory import settings
+
     env = dict(os.environ) if env is None else env
-    if env.get("CCMEMORY_CACHE_DIR"):
-        return Path(env["CCMEMORY_CACHE_DIR"])
+    configured = settings.CACHE_DIR.get(env)
+    if configured:
+        return Path(configured)
     base = env.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "ccmemory"
 

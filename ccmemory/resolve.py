@@ -25,6 +25,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ccmemory.errors import CcmemoryError
 from ccmemory.index.base import FileRecord, Index, IndexedMemory
 from ccmemory.model import Memory, Relation, is_provisional, is_ulid
 
@@ -38,17 +39,15 @@ _DATED = re.compile(r"^\d{4}-\d{2}-\d{2}-(.+?)(?:-[0-9a-z]{4})?(?:-\d+)?$")
 _ID_CHARS = re.compile(r"^[0-9A-Za-z-]+$")
 
 
-class RefError(Exception):
+class RefError(CcmemoryError):
     """A reference that does not name exactly one memory. `code` is `not_found` or `ambiguous`
     (the MCP error codes); `str()` is the message shown by the CLI and the MCP tools alike."""
 
     code = "not_found"
 
     def __init__(self, ref: str, message: str, hint: str):
-        super().__init__(message)
+        super().__init__(message, hint)
         self.ref = ref
-        self.message = message
-        self.hint = hint
 
 
 class NoSuchMemory(RefError):

@@ -11,6 +11,8 @@ from typing import Any
 
 from ccmemory import gitstate
 from ccmemory.config import Config, load_config
+from ccmemory.context import ContextResult, build_context
+from ccmemory.context import estimate_tokens as estimate_tokens  # re-export: callers of the old home
 from ccmemory.index import open_index
 from ccmemory.index.base import Edge, FileProblem, Filters, Index, IndexedMemory
 from ccmemory.model import Memory
@@ -44,18 +46,6 @@ class Trace:
     chain: list[IndexedMemory]  # supersession chain, oldest first, includes root
     steps: list[TraceStep]
     nodes: dict[str, IndexedMemory] = field(default_factory=dict)
-
-
-@dataclass
-class ContextResult:
-    text: str
-    ids: list[str]
-    tokens: int
-
-
-def estimate_tokens(text: str) -> int:
-    """About four characters a token for English prose (no tokenizer import on the hook path)."""
-    return (len(text) + 3) // 4
 
 
 class Service:
@@ -118,8 +108,7 @@ class Service:
             try:
                 from ccmemory.embed import get_embedder
 
-                choice = self.config.raw.get("embedder")
-                self._embedder = get_embedder(choice=str(choice) if choice else None)
+                self._embedder = get_embedder(choice=self.config.embedder)
             except Exception as exc:
                 self._embedder_problem = f"{type(exc).__name__}: {exc}"
         return self._embedder
@@ -373,8 +362,6 @@ class Service:
         return chain
 
     def context(self, budget_tokens: int | None = None, *, task: str | None = None) -> ContextResult:
-        from ccmemory.context import build_context
-
         return build_context(self, budget_tokens or self.config.context_budget, task=task)
 
 

@@ -67,7 +67,9 @@ def config_from(raw: dict[str, Any] | None, env: dict[str, str] | None = None) -
     enabled = section.get("enabled", True)
     if isinstance(enabled, str):
         enabled = enabled.strip().lower() not in ("0", "false", "no", "off")
-    if env.get("CCMEMORY_TELEMETRY", "").strip().lower() in ("0", "false", "no", "off"):
+    from ccmemory import settings
+
+    if not settings.TELEMETRY.get(env):
         enabled = False
     try:
         days = int(section.get("retention_days", DEFAULT_RETENTION_DAYS))

@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from ccmemory.atomic import UMASK, atomic_write
+from ccmemory.errors import CcmemoryError
 from ccmemory.model import (
     FOLDER_TO_TYPE,
     TYPES,
@@ -45,8 +46,10 @@ _CONFLICT_RE = re.compile(r"^(<{7}|>{7})( |$)|^={7}$", re.MULTILINE)
 _FM_RE = re.compile(r"\A---[ \t]*\r?\n(.*?)(?:\r?\n)?^---[ \t]*\r?$\n?", re.DOTALL | re.MULTILINE)
 
 
-class MemoryFileError(Exception):
+class MemoryFileError(CcmemoryError):
     """A memory file that cannot be used. `line` is 1-based, or None when not known."""
+
+    hint = "fix the file (`ccmemory check` lists every problem); the index skips it until then"
 
     def __init__(self, path: Path | str, line: int | None, reason: str):
         super().__init__(f"{path}:{line or 1}: {reason}")
@@ -55,7 +58,7 @@ class MemoryFileError(Exception):
         self.reason = reason
 
 
-class VaultNotFound(Exception):
+class VaultNotFound(CcmemoryError):
     pass
 
 
@@ -111,7 +114,7 @@ MAX_YAML_DEPTH = 24
 MAX_YAML_NODES = 20_000  # after alias expansion
 
 
-class YAMLLimit(ValueError):
+class YAMLLimit(CcmemoryError, ValueError):
     """The frontmatter exceeds a bound; `line` is 1-based inside the YAML text."""
 
     def __init__(self, line: int, reason: str):

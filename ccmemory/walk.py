@@ -16,6 +16,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import NamedTuple
 
+from ccmemory.errors import CcmemoryError
+
 MAX_FILE_BYTES = 1024 * 1024
 MAX_DEPTH = 32  # nested folders below a walked root; deeper ones are reported, not entered
 
@@ -37,7 +39,7 @@ class Skipped(NamedTuple):
     reason: str
 
 
-class UnsafeFile(OSError):
+class UnsafeFile(CcmemoryError, OSError):
     """`read_regular` refused the file (symlink, special file, too big, vanished)."""
 
 

@@ -8,6 +8,8 @@ falls back to the `json` package: correctness first, speed second.
 
 from __future__ import annotations
 
+from ccmemory.errors import CcmemoryError
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -42,7 +44,7 @@ except Exception:  # pragma: no cover - non-CPython
     _encoder = None
 
 
-class DecodeError(ValueError):
+class DecodeError(CcmemoryError, ValueError):
     pass
 
 

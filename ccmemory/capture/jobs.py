@@ -145,7 +145,9 @@ def worker_running(paths: LocalPaths) -> bool:
 def spawn_worker(paths: LocalPaths) -> bool:
     """Start the detached worker unless one holds the lock. A lost race is harmless: the second
     worker fails to take the lock and exits at once."""
-    if os.environ.get("CCMEMORY_NO_WORKER") == "1" or worker_running(paths):
+    from ccmemory import settings
+
+    if settings.NO_WORKER.get() or worker_running(paths):
         return False
     import subprocess
 

@@ -15,13 +15,13 @@ capture:
     idle_seconds: 20
     max_attempts: 3
     settle_seconds: 1.0
-context:                      # shared with the lead's config (capture.context overrides)
-  enabled: true
+context:                      # shared with config.py: ccmemory.settings.context_settings
+  enabled: true               # (capture.context overrides it)
   budget_tokens: 1500
 ```
-Env: CCMEMORY_CAPTURE=0, CCMEMORY_PROVIDER, CCMEMORY_MODEL, CCMEMORY_SIGNAL_MODEL,
-CCMEMORY_MAX_LLM_CALLS, CCMEMORY_MAX_TOKENS, CCMEMORY_CONTEXT=0, CCMEMORY_CONTEXT_BUDGET,
-CCMEMORY_WORKER_IDLE, CCMEMORY_MAX_ATTEMPTS, CCMEMORY_CLAUDE_BIN.
+The environment overrides (CCMEMORY_CAPTURE, CCMEMORY_PROVIDER, CCMEMORY_MODEL, ...) are read
+through `ccmemory.settings`, which documents each one (docs/configuration.md). The file is read
+with config.py's reader; here an unreadable file means the defaults (a hook never fails on it).
 """
 
 from __future__ import annotations
@@ -29,8 +29,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+from ccmemory import settings as env_settings
+
+_T = TypeVar("_T")
 PROVIDERS = ("auto", "anthropic", "claude-cli", "rules", "test", "none")
 
 
@@ -68,34 +71,25 @@ def _num(value: Any, default: float) -> float:
         return default
 
 
-def _read_yaml(root: Path) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(capture section, top-level `context` section) of `.ccmemory/config.yaml`."""
-    path = root / ".ccmemory" / "config.yaml"
-    if not path.is_file():
-        return {}, {}
-    import yaml
+def _read_yaml(root: Path) -> dict[str, Any]:
+    """`.ccmemory/config.yaml` as a mapping; {} when missing or unreadable."""
+    if not (root / ".ccmemory" / "config.yaml").is_file():
+        return {}
+    from ccmemory.config import read_config_file
 
-    from ccmemory.vault import YAMLLimit, load_yaml
-    from ccmemory.walk import read_regular
-
-    try:  # never follow a symlink, never block on a FIFO, bounded YAML (docs/security.md)
-        data = load_yaml(read_regular(path, 256 * 1024).decode("utf-8")) or {}
-    except (OSError, ValueError, TypeError, yaml.YAMLError, YAMLLimit):
-        return {}, {}
-    if not isinstance(data, dict):
-        return {}, {}
-    capture = data.get("capture")
-    context = data.get("context")
-    return (capture if isinstance(capture, dict) else {}, context if isinstance(context, dict) else {})
+    try:  # never follows a symlink, never blocks on a FIFO, bounded YAML (docs/security.md)
+        return read_config_file(root / ".ccmemory")
+    except ValueError:  # ConfigError: the CLI reports it; capture keeps its defaults
+        return {}
 
 
 def load(root: Path | None, env: dict[str, str] | None = None) -> CaptureSettings:
     env = dict(os.environ) if env is None else env
     s = CaptureSettings()
-    raw, top_ctx = _read_yaml(root) if root is not None else ({}, {})
-    # the lead's top-level `context:` (enabled, budget_tokens) is shared; `capture.context` wins
-    cap_ctx = raw.get("context")
-    ctx: dict[str, Any] = {**top_ctx, **(cap_ctx if isinstance(cap_ctx, dict) else {})}
+    data = _read_yaml(root) if root is not None else {}
+    capture = data.get("capture")
+    raw: dict[str, Any] = capture if isinstance(capture, dict) else {}
+    ctx = env_settings.context_settings(data, env)  # top-level `context:`, capture.context, env
     wrk_raw = raw.get("worker")
     wrk: dict[str, Any] = wrk_raw if isinstance(wrk_raw, dict) else {}
     s.enabled = _bool(raw.get("enabled", True), True)
@@ -108,25 +102,27 @@ def load(root: Path | None, env: dict[str, str] | None = None) -> CaptureSetting
     s.max_memories_per_segment = max(0, min(5, int(_num(raw.get("max_memories_per_segment"), 5))))
     s.batch_segments = max(1, int(_num(raw.get("batch_segments"), 6)))
     s.batch_chars = max(1000, int(_num(raw.get("batch_chars"), 24_000)))
-    s.context_enabled = _bool(ctx.get("enabled", True), True)
-    s.context_budget_tokens = int(_num(ctx.get("budget_tokens"), 1500))
+    s.context_enabled = ctx.enabled
+    s.context_budget_tokens = ctx.budget_tokens
     s.worker_idle_seconds = _num(wrk.get("idle_seconds"), 20.0)
     s.worker_max_attempts = int(_num(wrk.get("max_attempts"), 3))
     s.worker_settle_seconds = _num(wrk.get("settle_seconds"), 1.0)
-    # environment wins
-    if "CCMEMORY_CAPTURE" in env:
-        s.enabled = _bool(env["CCMEMORY_CAPTURE"], True)
-    if env.get("CCMEMORY_PROVIDER") in PROVIDERS:
-        s.provider = env["CCMEMORY_PROVIDER"]
-    s.model = env.get("CCMEMORY_MODEL") or s.model
-    s.signal_model = env.get("CCMEMORY_SIGNAL_MODEL") or s.signal_model
-    s.max_llm_calls_per_session = int(_num(env.get("CCMEMORY_MAX_LLM_CALLS"), s.max_llm_calls_per_session))
-    s.max_tokens_per_session = int(_num(env.get("CCMEMORY_MAX_TOKENS"), s.max_tokens_per_session))
-    if "CCMEMORY_CONTEXT" in env:
-        s.context_enabled = _bool(env["CCMEMORY_CONTEXT"], True)
-    s.context_budget_tokens = int(_num(env.get("CCMEMORY_CONTEXT_BUDGET"), s.context_budget_tokens))
-    s.worker_idle_seconds = _num(env.get("CCMEMORY_WORKER_IDLE"), s.worker_idle_seconds)
-    s.worker_max_attempts = int(_num(env.get("CCMEMORY_MAX_ATTEMPTS"), s.worker_max_attempts))
-    s.worker_settle_seconds = _num(env.get("CCMEMORY_WORKER_SETTLE"), s.worker_settle_seconds)
-    s.claude_bin = env.get("CCMEMORY_CLAUDE_BIN") or s.claude_bin
+    # environment wins (each variable: ccmemory.settings)
+    e = env_settings
+    enabled = e.CAPTURE.get(env)
+    s.enabled = s.enabled if enabled is None else enabled
+    provider = e.PROVIDER.get(env)
+    s.provider = provider if provider in PROVIDERS else s.provider
+    s.model = e.MODEL.get(env) or s.model
+    s.signal_model = e.SIGNAL_MODEL.get(env) or s.signal_model
+    s.max_llm_calls_per_session = _first(e.MAX_LLM_CALLS.get(env), s.max_llm_calls_per_session)
+    s.max_tokens_per_session = _first(e.MAX_TOKENS.get(env), s.max_tokens_per_session)
+    s.worker_idle_seconds = _first(e.WORKER_IDLE.get(env), s.worker_idle_seconds)
+    s.worker_max_attempts = _first(e.MAX_ATTEMPTS.get(env), s.worker_max_attempts)
+    s.worker_settle_seconds = _first(e.WORKER_SETTLE.get(env), s.worker_settle_seconds)
+    s.claude_bin = e.CLAUDE_BIN.get(env) or s.claude_bin
     return s
+
+
+def _first(value: _T | None, default: _T) -> _T:
+    return default if value is None else value

@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ccmemory import settings as env_settings
 from ccmemory.capture import jobs, spool
 from ccmemory.capture.paths import LocalPaths, find_root
 
@@ -90,7 +91,7 @@ class Worker:
                 job["plan"], job["ranges"] = plan.to_json(), ranges
                 jobs.write_json(path, job, overwrite=True)
             plan = Plan.from_json(job["plan"])
-            pause = float(os.environ.get("CCMEMORY_WORKER_TEST_PAUSE", "0") or 0)
+            pause = env_settings.WORKER_TEST_PAUSE.value()
             if pause:
                 self._apply_slowly(plan, pause)
             else:
@@ -236,7 +237,7 @@ def git_branch(root: Path) -> str | None:
 
 
 def author(root: Path) -> str | None:
-    env = os.environ.get("CCMEMORY_USER_ID")
+    env = env_settings.USER_ID.get()
     if env:
         return env
     import subprocess
@@ -292,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
     if root is None:
         print("ccmemory worker: no .ccmemory/ folder here", file=sys.stderr)
         return 1
-    if os.environ.get("CCMEMORY_DISABLE") == "1":
+    if env_settings.DISABLE.get():
         return 0
     return run(root, once=once)
 

@@ -6,6 +6,9 @@ import importlib
 
 import click
 
+from ccmemory.cli.errors import cli_error
+from ccmemory.errors import CcmemoryError
+
 # name -> "module:attribute". Each module imports only what its command needs.
 COMMANDS: dict[str, str] = {
     "init": "ccmemory.cli.cmd_core:init",
@@ -46,6 +49,14 @@ class LazyGroup(click.Group):
         cmd = getattr(importlib.import_module(module), attr)
         assert isinstance(cmd, click.Command)
         return cmd
+
+    def invoke(self, ctx: click.Context) -> object:
+        """Every CcmemoryError a command lets through is reported once, the same way: its
+        message, its hint and the exit code of cli/errors.py (never a traceback)."""
+        try:
+            return super().invoke(ctx)
+        except CcmemoryError as exc:
+            raise cli_error(exc) from None
 
 
 @click.group(

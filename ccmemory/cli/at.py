@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from ccmemory.cli.common import display_path, emit_json, notice
+from ccmemory.cli.errors import cli_error
 
 
 def check_rev(rev: str) -> None:
@@ -44,7 +45,7 @@ def snapshot_service(rev: str, *, quiet: bool = False) -> Iterator[tuple[Any, st
         why = str(exc).splitlines()[-1][:200] if str(exc) else "git error"
         raise click.ClickException(f"--at {rev}: no such revision ({why})") from None
     except (VaultNotFound, ValueError) as exc:
-        raise click.ClickException(str(exc)) from None
+        raise cli_error(exc) from None
     if not quiet:
         base = f"curated = in main at {snap.status_base[:10]}" if snap.status_base else "all curated"
         notice(f"as of {rev} ({snap.commit[:10]}): {snap.count} memory files; {base}")

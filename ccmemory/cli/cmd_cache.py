@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from ccmemory.cli.common import emit_json, notice, service
+from ccmemory.cli.errors import cli_error
 
 
 @click.command("cache")
@@ -55,7 +56,7 @@ def cache_cmd(source: str, timeout: float, max_bytes: int, allow_private_hosts: 
                     raise click.ClickException(f"{source}: no such file (give an http(s) URL or a PDF file)")
                 result = cache_pdf(svc, path)
         except CacheError as exc:
-            raise click.ClickException(str(exc)) from None
+            raise cli_error(exc) from None
         if as_json:
             emit_json(result)
             return
@@ -82,7 +83,7 @@ def search_reference_cmd(
         try:
             resp = ref_query(svc, query, limit=limit, mode=mode, status=status)
         except ReferenceUnavailable as exc:
-            raise click.ClickException(str(exc)) from None
+            raise cli_error(exc) from None
         for n in resp.notices:
             notice(n)
         if as_json:

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from ccmemory.cli.common import Progress, display_path, emit_json, notice, service
+from ccmemory.cli.errors import cli_error
 from ccmemory.model import RELATION_TYPES, TYPES, Memory, Relation, is_provisional
 
 TYPE_CHOICE = click.Choice(sorted(TYPES), case_sensitive=False)
@@ -231,7 +232,7 @@ def new(
         try:
             rec = _record_global(memory) if global_ else svc.record(memory)
         except ValueError as exc:
-            raise click.ClickException(str(exc)) from None
+            raise cli_error(exc) from None
         if rec.notice:
             notice(rec.notice)
         for line in linked:
@@ -371,7 +372,7 @@ def check(as_json: bool, strict: bool, base: str | None, fix: bool = False) -> N
     try:
         vault = Vault.open()
     except VaultNotFound as exc:
-        raise click.ClickException(str(exc)) from None
+        raise cli_error(exc) from None
     fixed_lines: list[dict[str, object]] = []
     if fix:
         from ccmemory.checks import fix_vault
@@ -395,7 +396,7 @@ def check(as_json: bool, strict: bool, base: str | None, fix: bool = False) -> N
             key=lambda f: (f.path, f.line, f.level, f.message),
         )
     except (GitError, ValueError) as exc:
-        raise click.ClickException(str(exc)) from None
+        raise cli_error(exc) from None
     errors = [f for f in findings if f.level == "error" or strict]
     if as_json:
         items: list[dict[str, object]] = [f.as_dict() for f in findings]

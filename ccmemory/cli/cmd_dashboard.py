@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from ccmemory.cli.errors import cli_error
+
 
 @click.command("dashboard")
 @click.option(
@@ -27,7 +29,7 @@ def dashboard_cmd(port: int, no_browser: bool) -> None:
     try:
         svc = Service.open()
     except (VaultNotFound, ValueError) as exc:
-        raise click.ClickException(str(exc)) from None
+        raise cli_error(exc) from None
     dash = Dash(svc)
     try:
         dash.refresh(force=True)

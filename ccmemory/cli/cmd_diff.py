@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from ccmemory.cli.errors import cli_error
+
 
 @click.command("diff")
 @click.argument("revs", required=False, metavar="[BASE..HEAD]")
@@ -32,7 +34,7 @@ def diff_cmd(revs: str | None, fmt: str, as_json: bool) -> None:
         vault = Vault.open()
         d = memory_diff(vault.root, revs, load_config(vault.root).main_branch)
     except (VaultNotFound, GitError, ValueError) as exc:
-        raise click.ClickException(str(exc)) from None
+        raise cli_error(exc) from None
     if as_json:
         fmt = "json"
     render = {"text": render_text, "markdown": render_markdown, "json": render_json}[fmt]

@@ -33,12 +33,12 @@ def _expected_schema() -> tuple[list[str], list[str]]:
 
 def _index_report(config: Any, vault: Any) -> dict[str, Any]:
     from ccmemory.index import open_index
-    from ccmemory.index.base import IndexError_
+    from ccmemory.index.base import IndexUnavailable
 
     out: dict[str, Any] = {"ok": False}
     try:
         index = open_index(config, vault.dir)
-    except IndexError_ as exc:
+    except IndexUnavailable as exc:
         out["error"] = str(exc)
         return out
     except Exception as exc:  # a driver or database problem we did not foresee: still a line
@@ -72,7 +72,7 @@ def _index_report(config: Any, vault: Any) -> dict[str, Any]:
             {"path": p.path, "line": p.line, "reason": p.reason} for p in index.file_problems(config.project)
         ]
         out["ok"] = out.get("schema", {}).get("ok", True)
-    except IndexError_ as exc:
+    except IndexUnavailable as exc:
         out["error"] = str(exc)
     except Exception as exc:
         out["error"] = f"{type(exc).__name__}: {exc}"
@@ -85,10 +85,9 @@ def _index_report(config: Any, vault: Any) -> dict[str, Any]:
 def _embedder_report(config: Any) -> dict[str, Any]:
     from ccmemory.embed import get_embedder
 
-    choice = config.raw.get("embedder")
     try:
         # check=True loads the local model now, so a missing or corrupt file shows here
-        emb = get_embedder(choice=str(choice) if choice else None, check=True)
+        emb = get_embedder(choice=config.embedder, check=True)
     except Exception as exc:
         return {"available": False, "reason": f"{type(exc).__name__}: {exc}"}
     return {"available": True, "name": emb.name, "dim": emb.dim}

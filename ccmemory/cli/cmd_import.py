@@ -9,6 +9,8 @@ from typing import Any
 
 import click
 
+from ccmemory.cli.errors import cli_error
+
 
 @click.command("import")
 @click.argument("path", type=click.Path(exists=True, path_type=Path))
@@ -36,7 +38,7 @@ def command(path: Path, provider: str | None, force: bool, as_json: bool) -> Non
     try:
         vault = Vault.open(Path.cwd())
     except VaultNotFound as exc:
-        raise click.ClickException(str(exc)) from None
+        raise cli_error(exc) from None
     settings = settings_mod.load(vault.root)
     if provider:
         settings.provider = provider
@@ -55,7 +57,7 @@ def command(path: Path, provider: str | None, force: bool, as_json: bool) -> Non
             vault.root, path, choice=choice, settings=settings, store=store, progress=progress, force=force
         )
     except FileNotFoundError as exc:
-        raise click.ClickException(str(exc)) from None
+        raise cli_error(exc) from None
     finally:
         store.close()
     summary = {

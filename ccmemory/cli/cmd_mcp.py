@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import click
@@ -26,8 +25,10 @@ def mcp_cmd(use_http: bool, port: int, http_path: str, repo: Path | None) -> Non
     Without a .ccmemory/ folder the server still starts; its tools answer with an error that says
     to run `ccmemory init`.
     """
-    if repo is None and os.environ.get("CCMEMORY_REPO"):
-        repo = Path(os.environ["CCMEMORY_REPO"])
+    from ccmemory import settings
+
+    if repo is None and settings.REPO.get():
+        repo = Path(settings.REPO.get() or ".")
     if not http_path.startswith("/"):
         http_path = "/" + http_path
     from ccmemory.mcp.server import run

@@ -15,21 +15,32 @@ from pathlib import Path
 
 import click
 
-EXIT_NO_DOCKER = 3
-EXIT_NO_COMPOSE = 4
-EXIT_NO_ENGINE = 5
-EXIT_CONFIG = 2
+from ccmemory import settings
+from ccmemory.cli.errors import exit_code
+from ccmemory.errors import CcmemoryError
+
+EXIT_CONFIG = 2  # the Docker exit codes (3, 4, 5): cli/errors.py
 
 
-class DockerProblem(Exception):
-    def __init__(self, message: str, code: int) -> None:
-        super().__init__(message)
-        self.code = code
+class DockerProblem(CcmemoryError):
+    """`ccmemory start`/`stop` cannot drive Docker; each case has its exit code (cli/errors.py)."""
+
+
+class DockerMissing(DockerProblem):
+    """No `docker` (nor `docker-compose`) on PATH."""
+
+
+class ComposeMissing(DockerProblem):
+    """Docker without its compose plugin."""
+
+
+class DockerEngineDown(DockerProblem):
+    """The Docker engine is not running or not reachable."""
 
 
 def compose_file() -> Path:
     """The compose file: CCMEMORY_COMPOSE_FILE, else the packaged copy, else the checkout's."""
-    env = os.environ.get("CCMEMORY_COMPOSE_FILE")
+    env = settings.COMPOSE_FILE.get()
     if env:
         return Path(env).expanduser().resolve()
     here = Path(__file__).resolve().parent.parent
@@ -40,7 +51,7 @@ def compose_file() -> Path:
 
 
 def bolt_uri() -> str:
-    return f"bolt://127.0.0.1:{os.environ.get('CCMEMORY_NEO4J_BOLT_PORT') or 7687}"
+    return f"bolt://127.0.0.1:{settings.NEO4J_BOLT_PORT.value()}"
 
 
 def hint() -> str:
@@ -72,10 +83,9 @@ def compose_command() -> list[str]:
     docker = shutil.which("docker")
     standalone = shutil.which("docker-compose")
     if docker is None and standalone is None:
-        raise DockerProblem(
+        raise DockerMissing(
             "Docker is not installed: no `docker` command on PATH. Install Docker Engine or "
             "Docker Desktop (https://docs.docker.com/get-docker/) to run Neo4j with `ccmemory start`.",
-            EXIT_NO_DOCKER,
         )
     base: list[str] | None = None
     probe = subprocess.CompletedProcess(["docker"], 127, "", "no `docker` on PATH")
@@ -86,19 +96,17 @@ def compose_command() -> list[str]:
     if base is None and standalone is not None and _run([standalone, "version"]).returncode == 0:
         base = [standalone]
     if base is None:
-        raise DockerProblem(
+        raise ComposeMissing(
             "Docker is installed but its compose plugin is not: `docker compose version` failed "
             f"({_first_line(probe)}). Install the Docker Compose plugin "
             "(https://docs.docker.com/compose/install/).",
-            EXIT_NO_COMPOSE,
         )
     info = _run([docker or "docker", "info", "--format", "{{.ServerVersion}}"])
     if info.returncode != 0:
-        raise DockerProblem(
+        raise DockerEngineDown(
             f"the Docker engine is not running or not reachable: `docker info` failed "
             f"({_first_line(info)}). Start Docker (Docker Desktop, or `sudo systemctl start docker`) "
             "and check that your user may use it.",
-            EXIT_NO_ENGINE,
         )
     return base
 
@@ -119,7 +127,7 @@ def start_cmd(wait: bool) -> None:
     path = compose_file()
     if not path.is_file():
         _fail(f"no compose file at {path} (set CCMEMORY_COMPOSE_FILE)", EXIT_CONFIG)
-    password = os.environ.get("CCMEMORY_NEO4J_PASSWORD", "")
+    password = settings.NEO4J_PASSWORD.get() or ""
     if len(password) < 8:
         _fail(
             "set CCMEMORY_NEO4J_PASSWORD to the server's password (8+ characters) before starting "
@@ -129,7 +137,7 @@ def start_cmd(wait: bool) -> None:
     try:
         base = compose_command()
     except DockerProblem as exc:
-        _fail(str(exc), exc.code)
+        _fail(str(exc), exit_code(exc))
         return
     cmd = [*base, "-f", str(path), "up", "-d", *(["--wait"] if wait else [])]
     shown = "docker compose" if len(base) == 2 else "docker-compose"
@@ -157,10 +165,10 @@ def stop_cmd(volumes: bool) -> None:
     try:
         base = compose_command()
     except DockerProblem as exc:
-        _fail(str(exc), exc.code)
+        _fail(str(exc), exit_code(exc))
         return
     env = dict(os.environ)
-    env.setdefault("CCMEMORY_NEO4J_PASSWORD", "unused-by-down")  # compose interpolates it anyway
+    env.setdefault(settings.NEO4J_PASSWORD.name, "unused-by-down")  # compose interpolates it anyway
     cmd = [*base, "-f", str(path), "down", *(["--volumes"] if volumes else [])]
     code = subprocess.run(cmd, env=env).returncode
     if code != 0:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from ccmemory.cli.common import emit_json, notice
+from ccmemory.cli.errors import cli_error
 
 
 @click.command("promote")
@@ -30,7 +31,7 @@ def promote_cmd(branch: str | None, dry_run: bool, as_json: bool) -> None:
         config = load_config(vault.root)
         res = promote(vault.root, branch, configured_main=config.main_branch, dry_run=dry_run)
     except (VaultNotFound, PromoteError, GitError, ValueError) as exc:
-        raise click.ClickException(str(exc)) from None
+        raise cli_error(exc) from None
     from ccmemory import gitstate
 
     if res.branch == gitstate.current_branch(vault.root):

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from ccmemory.cli.errors import cli_error
+
 
 @click.command("report")
 @click.option("--period", type=click.Choice(["week", "month"]), default="week", show_default=True)
@@ -36,7 +38,7 @@ def report_cmd(period: str, fmt: str, output: Path | None) -> None:
     try:
         svc = Service.open()
     except (VaultNotFound, ValueError) as exc:
-        raise click.ClickException(str(exc)) from None
+        raise cli_error(exc) from None
     dash = Dash(svc)
     try:
         data = report.build(dash, period)
@@ -55,7 +57,7 @@ def report_cmd(period: str, fmt: str, output: Path | None) -> None:
         try:
             used = report.to_pdf(text, output)
         except report.NoPdfRenderer as exc:
-            raise click.ClickException(str(exc)) from None
+            raise cli_error(exc) from None
         click.echo(f"wrote {output} (rendered by {used})")
         return
     if output is not None:

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from ccmemory.cli.common import emit_json, notice, service
+from ccmemory.cli.errors import cli_error
 
 
 @click.group()
@@ -38,7 +39,7 @@ def build_cmd(out: Path | None, no_related: bool, verbose: bool, as_json: bool) 
         try:
             result = gen.build(out, verbose=verbose)
         except SiteError as exc:
-            raise click.ClickException(str(exc)) from None
+            raise cli_error(exc) from None
     if as_json:
         emit_json(
             {

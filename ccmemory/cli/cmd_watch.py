@@ -9,6 +9,8 @@ from typing import Any
 
 import click
 
+from ccmemory.cli.errors import cli_error
+
 
 @click.command("watch")
 @click.option(
@@ -61,7 +63,7 @@ def watch_cmd(
     try:
         vault = Vault.open()
     except VaultNotFound as exc:
-        raise click.ClickException(str(exc)) from None
+        raise cli_error(exc) from None
 
     def on_pass(p: Pass) -> None:
         if as_json:
@@ -102,6 +104,6 @@ def watch_cmd(
     try:
         w.run(max_seconds=duration)
     except AlreadyWatching as exc:
-        raise click.ClickException(str(exc)) from None
+        raise cli_error(exc) from None
     except KeyboardInterrupt:
         pass

@@ -14,7 +14,8 @@ from typing import Any
 
 import click
 
-from ccmemory.index.base import IndexError_
+from ccmemory.cli.errors import cli_error
+from ccmemory.index.base import IndexUnavailable
 from ccmemory.vault import VaultNotFound
 
 
@@ -26,13 +27,13 @@ def service() -> Iterator[Any]:
     try:
         svc = Service.open()
     except VaultNotFound as exc:
-        raise click.ClickException(str(exc)) from None
+        raise cli_error(exc) from None
     except ValueError as exc:  # bad config.yaml
-        raise click.ClickException(str(exc)) from None
+        raise cli_error(exc) from None
     try:
         yield svc
-    except IndexError_ as exc:
-        raise click.ClickException(f"index unavailable: {exc}") from None
+    except IndexUnavailable as exc:
+        raise cli_error(exc, "index unavailable: ") from None
     finally:
         with contextlib.suppress(Exception):
             svc.close()

@@ -18,6 +18,7 @@ from typing import Any
 
 from ccmemory.dashboard import metrics as mx
 from ccmemory.dashboard.data import Dash
+from ccmemory.errors import CcmemoryError
 
 PERIODS = {"week": 7, "month": 30}
 
@@ -147,7 +148,7 @@ def to_html(r: dict[str, Any]) -> str:
     )
 
 
-class NoPdfRenderer(Exception):
+class NoPdfRenderer(CcmemoryError):
     pass
 
 

@@ -19,11 +19,11 @@ def open_index(config: Config, vault_dir: Path) -> Index:
         return index
     import os
 
-    from ccmemory.index.base import IndexError_
+    from ccmemory.index.base import IndexUnavailable
     from ccmemory.index.sqlite import SQLiteIndex
 
     if os.path.islink(vault_dir / "local"):  # a link committed in a pull request: never write through it
-        raise IndexError_(
+        raise IndexUnavailable(
             f"{vault_dir / 'local'} is a symlink: the index cache must be a real, git-ignored folder "
             "(remove the link; `ccmemory check` reports it)"
         )

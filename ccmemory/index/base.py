@@ -29,16 +29,26 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
+from ccmemory.errors import CcmemoryError
 from ccmemory.model import Memory, Relation
 
 MAX_SHARED = 50
 
 
-class IndexError_(Exception):
+class IndexUnavailable(CcmemoryError):
     """The index cannot be used (backend down, wrong password, corrupt database...).
 
     The message names the backend location and the cause; memory files are never affected.
     """
+
+    hint = (
+        "memory files are untouched; check the backend (`ccmemory doctor`), or run "
+        "`ccmemory reindex` to rebuild the local index"
+    )
+
+
+#: The old name, kept while the index backends (being split into packages in parallel) still use it.
+IndexError_ = IndexUnavailable
 
 
 @dataclass

@@ -7,6 +7,7 @@ WAL mode, a busy timeout, and every write in one `BEGIN IMMEDIATE` transaction.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import sqlite3
 import threading
@@ -706,7 +707,7 @@ class SQLiteIndex(ReferenceTables):
         return [Edge(*r) for r in rows]
 
     def superseded_ids(self, f: Filters) -> set[str]:
-        g = Filters(**{**f.__dict__, "include_superseded": True})
+        g = dataclasses.replace(f, include_superseded=True)
         where, params = self._where(g)
         sql, extra = _superseded_sql(f.viewer)
         rows = self.db.execute(

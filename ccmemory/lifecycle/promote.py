@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ccmemory import gitstate
+from ccmemory.errors import CcmemoryError
 from ccmemory.gitstate import GitError
 from ccmemory.lifecycle.gitread import is_memory_rel, merge_base, resolve_commit
 from ccmemory.vault import LOCAL_DIR, VAULT_DIR
@@ -31,7 +32,7 @@ from ccmemory.vault import LOCAL_DIR, VAULT_DIR
 ZERO = "0" * 40
 
 
-class PromoteError(Exception):
+class PromoteError(CcmemoryError):
     pass
 
 

@@ -39,13 +39,14 @@ from pathlib import Path
 from typing import Any
 
 from ccmemory import gitstate
+from ccmemory.errors import CcmemoryError
 from ccmemory.vault import LOCAL_DIR, VAULT_DIR
 
 LOCK_NAME = "watch.lock"
 BUSY_CAP = 30.0  # seconds a pass may wait for a git command holding index.lock
 
 
-class AlreadyWatching(Exception):
+class AlreadyWatching(CcmemoryError):
     pass
 
 

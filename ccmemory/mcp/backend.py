@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ccmemory import settings as env_settings
 from ccmemory.index.base import IndexError_
 from ccmemory.mcp.common import ToolFailure
 from ccmemory.vault import VaultNotFound
@@ -27,10 +27,7 @@ class Backend:
     def __init__(self, start: Path | None = None, refresh_seconds: float | None = None):
         self.start = start
         if refresh_seconds is None:
-            try:
-                refresh_seconds = float(os.environ.get("CCMEMORY_MCP_REFRESH_SECONDS", "30"))
-            except ValueError:
-                refresh_seconds = 30.0
+            refresh_seconds = env_settings.MCP_REFRESH_SECONDS.value()
         self.refresh_seconds = refresh_seconds
         self._svc: Service | None = None
         self._refreshed = 0.0

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from ccmemory.errors import CcmemoryError, mcp_error
 from ccmemory.index.base import Filters, IndexedMemory
 from ccmemory.model import TYPES
 from ccmemory.model import parse_when as model_parse_when
@@ -23,20 +24,15 @@ BODY_CAP = 20_000
 SNIPPET = 240
 
 
-class ToolFailure(Exception):
-    """An anticipated failure, reported to the model as a structured tool error."""
+class ToolFailure(CcmemoryError):
+    """An anticipated failure, reported to the model as a structured tool error (its own code)."""
 
     def __init__(self, code: str, message: str, hint: str | None = None):
-        super().__init__(message)
+        super().__init__(message, hint)
         self.code = code
-        self.message = message
-        self.hint = hint
 
     def as_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"code": self.code, "message": self.message}
-        if self.hint:
-            out["hint"] = self.hint
-        return out
+        return mcp_error(self)
 
 
 # --- citations -----------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel
 
+from ccmemory.errors import CcmemoryError, mcp_error
 from ccmemory.mcp.common import ToolFailure
 
 log = logging.getLogger("ccmemory.mcp")
@@ -19,8 +20,8 @@ log = logging.getLogger("ccmemory.mcp")
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _error_result(failure: ToolFailure) -> CallToolResult:
-    payload = {"error": failure.as_dict()}
+def _error_result(failure: CcmemoryError) -> CallToolResult:
+    payload = {"error": mcp_error(failure)}  # the one mapping to MCP error codes (ccmemory/errors.py)
     return CallToolResult(
         content=[TextContent(type="text", text=json.dumps(payload, ensure_ascii=False))],
         structured_content=payload,
@@ -35,7 +36,7 @@ def guarded(fn: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
-        except ToolFailure as failure:
+        except CcmemoryError as failure:  # ToolFailure, and any anticipated error a tool let through
             return _error_result(failure)
         except Exception as exc:  # a bug: log it for the user, give the model something actionable
             log.exception("ccmemory tool %s failed", fn.__name__)

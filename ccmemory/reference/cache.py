@@ -17,13 +17,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from ccmemory.errors import CcmemoryError
 from ccmemory.reference import REF_ROOT
 from ccmemory.vault import REFERENCE_DIR, Vault, dump_yaml, slugify
 
 SLUG_LEN = 60
 
 
-class CacheError(Exception):
+class CacheError(CcmemoryError):
     """Nothing was written; the message names the source and the cause."""
 
 

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
+from ccmemory.errors import CcmemoryError
+
 MAX_BYTES = 10 * 1024 * 1024
 TIMEOUT = 20.0
 MAX_REDIRECTS = 5
@@ -35,7 +37,7 @@ ACCEPTED = {
 }
 
 
-class FetchError(Exception):
+class FetchError(CcmemoryError):
     """A page could not be fetched; the message names the URL and the cause."""
 
 

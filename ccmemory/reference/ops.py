@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ccmemory.errors import CcmemoryError
 from ccmemory.reference.search import RefResponse, search_reference
 from ccmemory.reference.sync import RefReport, reindex_reference, supports
 
@@ -12,7 +13,7 @@ if TYPE_CHECKING:
     from ccmemory.service import Service
 
 
-class ReferenceUnavailable(Exception):
+class ReferenceUnavailable(CcmemoryError):
     """The configured index backend has no reference support."""
 
 
@@ -118,7 +119,7 @@ def cache_pdf(svc: Service, file: str | Path) -> dict[str, Any]:
 
 def context_sections(svc: Service, task: str, budget_tokens: int, *, limit: int = 3) -> tuple[str, list[str]]:
     """The few most relevant sections for ``task`` that fit ``budget_tokens`` (text, chunk ids)."""
-    from ccmemory.service import estimate_tokens
+    from ccmemory.context import estimate_tokens
 
     if not task.strip() or budget_tokens <= 0:
         return "", []

@@ -15,8 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ccmemory.errors import CcmemoryError
 
-class PdfError(Exception):
+
+class PdfError(CcmemoryError):
     """The PDF cannot be turned into text; the message names the file and the cause."""
 
 

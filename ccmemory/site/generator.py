@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from ccmemory.errors import CcmemoryError
 from ccmemory.index.base import Edge, IndexedMemory
 from ccmemory.model import TYPES
 from ccmemory.redact import redact, redact_memory
@@ -38,7 +39,7 @@ MARKER = ".ccmemory-site"  # written into every output folder we build; --out mu
 RELATED = 5
 
 
-class SiteError(Exception):
+class SiteError(CcmemoryError):
     pass
 
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from ccmemory.errors import CcmemoryError
 
-class ProviderError(Exception):
+
+class ProviderError(CcmemoryError):
     """The provider could not answer (network, auth, CLI failure). Retryable by the job queue."""
 
 

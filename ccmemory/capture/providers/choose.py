@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ccmemory import settings
 from ccmemory.capture.providers.base import Provider, ProviderError
 from ccmemory.capture.settings import CaptureSettings
 
@@ -101,7 +102,7 @@ def describe(start_path: Path | None = None) -> dict[str, Any]:
         "reason": choice.reason,
         "model": s.model if choice.name in ("anthropic", "claude-cli") else None,
         "signal_model": s.signal_model if choice.name in ("anthropic", "claude-cli") else None,
-        "capture_enabled": s.enabled and os.environ.get("CCMEMORY_DISABLE") != "1",
+        "capture_enabled": s.enabled and not settings.DISABLE.get(),
         "max_llm_calls_per_session": s.max_llm_calls_per_session,
         "max_tokens_per_session": s.max_tokens_per_session,
     }

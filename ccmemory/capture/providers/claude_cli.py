@@ -14,6 +14,7 @@ import subprocess
 import tempfile
 
 from ccmemory.capture.providers.base import Completion, ProviderError
+from ccmemory.settings import DISABLE
 
 
 class ClaudeCliProvider:
@@ -28,7 +29,7 @@ class ClaudeCliProvider:
 
     def complete(self, system: str, prompt: str, *, model: str, max_tokens: int) -> Completion:
         env = dict(os.environ)
-        env["CCMEMORY_DISABLE"] = "1"
+        env[DISABLE.name] = "1"
         env.pop("CLAUDECODE", None)  # allow running from inside a Claude Code session
         args = [
             self.binary,

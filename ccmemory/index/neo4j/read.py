@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -195,7 +196,7 @@ class MemoryReads(Connection):
 
     @wrap_errors
     def superseded_ids(self, f: Filters) -> set[str]:
-        g = Filters(**{**f.__dict__, "include_superseded": True})
+        g = dataclasses.replace(f, include_superseded=True)
         where, params = where_clause(g)
         rows = self._read(
             f"MATCH (m:Memory {{project: $p}}) WHERE {where} AND "
