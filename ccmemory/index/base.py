@@ -117,7 +117,7 @@ class IndexedMemory:
     def from_payload(
         cls, d: Mapping[str, Any], *, path: str, status: str, project: str, hash: str
     ) -> IndexedMemory:
-        """From the JSON payload a file record stores (`sqlite.memory_payload`)."""
+        """From the JSON payload a file record stores (`derive.payload`)."""
         return cls(
             id=d["id"],
             type=d["type"],

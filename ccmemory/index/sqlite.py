@@ -7,7 +7,6 @@ WAL mode, a busy timeout, and every write in one `BEGIN IMMEDIATE` transaction.
 from __future__ import annotations
 
 import contextlib
-import json
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Sequence
@@ -24,12 +23,11 @@ from ccmemory.index.base import (
     IndexedMemory,
     IndexError_,
     embed_text,
-    json_columns,
-    text_hash,
 )
+from ccmemory.index.derive import PREFIX_LIMIT, derive, payload, ref_lookup
 from ccmemory.index.query import fts_query
 from ccmemory.index.sqlite_ref import ReferenceTables
-from ccmemory.model import Memory, fields_text, format_timestamp, index_fields, normalise_topic
+from ccmemory.model import format_timestamp, normalise_topic
 
 SCHEMA_VERSION = 2
 _SCHEMA = """
@@ -69,27 +67,6 @@ CREATE TABLE IF NOT EXISTS vectors(
 # bm25 column weights: title, body, type fields
 _BM25 = "bm25(memory_fts, 4.0, 1.0, 2.0)"
 _EFFECTIVE_AUTHOR = "coalesce(m.author_fm, m.author_git)"
-
-
-def memory_payload(memory: Memory) -> str:
-    data = {
-        "id": memory.id,
-        "type": memory.type,
-        "title": memory.title,
-        "created": format_timestamp(memory.created),
-        "body": memory.body,
-        "author": memory.author,
-        "session": memory.session,
-        "branch": memory.branch,
-        "topics": memory.topics,
-        "files": memory.files,
-        "confidence": memory.confidence,
-        "source": memory.source,
-        "supersedes": memory.supersedes,
-        "relations": [r.to_dict() for r in memory.relations],
-        "fields": index_fields(memory),
-    }
-    return json.dumps(data, default=str, ensure_ascii=False, sort_keys=True)
 
 
 def _superseded_sql(viewer: str | None) -> tuple[str, list[Any]]:
@@ -343,7 +320,7 @@ class SQLiteIndex(ReferenceTables):
                         rec.memory.id if rec.memory else None,
                         rec.error,
                         rec.error_line,
-                        memory_payload(rec.memory) if rec.memory else None,
+                        payload(rec.memory) if rec.memory else None,
                     )
                     for rec in upserts
                 ],
@@ -398,18 +375,20 @@ class SQLiteIndex(ReferenceTables):
                 f"DELETE FROM {table} WHERE project = ? AND {col} IN (SELECT id FROM _aff)", (project,)
             )
         winners: dict[str, tuple[str, str, str]] = {}
-        for mem_id, path, fhash, payload in db.execute(
+        for mem_id, path, fhash, data in db.execute(
             "SELECT mem_id, path, hash, payload FROM files WHERE project = ? AND error IS NULL AND"
             " mem_id IN (SELECT id FROM _aff) ORDER BY mem_id, path",
             (project,),
         ):
-            winners.setdefault(mem_id, (path, fhash, payload))
+            winners.setdefault(mem_id, (path, fhash, data))
         (next_rid,) = db.execute("SELECT coalesce(max(rid), 0) + 1 FROM memories").fetchone()
         mem_rows, fts_rows, rel_rows, topic_rows, file_rows = [], [], [], [], []
         for mem_id in sorted(winners):
-            path, fhash, payload = winners[mem_id]
-            d = json.loads(payload)
-            im = IndexedMemory.from_payload(d, path=path, status=status_of(path), project=project, hash=fhash)
+            path, fhash, data = winners[mem_id]
+            dm = derive(
+                data, path=path, status=status_of(path), project=project, hash=fhash, adder=adders.get(path)
+            )
+            im = dm.memory
             rid = next_rid
             next_rid += 1
             mem_rows.append(
@@ -423,27 +402,21 @@ class SQLiteIndex(ReferenceTables):
                     im.body,
                     im.created,
                     im.author,
-                    None if im.author else adders.get(path),
+                    dm.author_git,
                     im.session,
                     im.branch,
                     im.confidence,
                     im.source,
                     im.status,
-                    *json_columns(im).values(),  # fields, topics, files, supersedes, relations
+                    *dm.columns.values(),  # fields, topics, files, supersedes, relations
                     fhash,
-                    text_hash(im),
+                    dm.text_hash,
                 )
             )
-            fts_rows.append((rid, im.title, im.body, fields_text(im.type, im.fields)))
-            edges: dict[tuple[str, str], str | None] = {}
-            for target in im.supersedes:
-                edges.setdefault(("SUPERSEDES", target), None)
-            for rel in im.relations:
-                if (rel.type, rel.target) not in edges or rel.reason:
-                    edges[(rel.type, rel.target)] = rel.reason
-            rel_rows += [(project, im.id, t, dst, reason) for (t, dst), reason in sorted(edges.items())]
-            topic_rows += [(project, im.id, normalise_topic(t)) for t in im.topics if t.strip()]
-            file_rows += [(project, im.id, f.strip()) for f in im.files if f.strip()]
+            fts_rows.append((rid, im.title, im.body, dm.fields_text))
+            rel_rows += [(project, e.src, e.type, e.dst, e.reason) for e in dm.edges]
+            topic_rows += [(project, im.id, t) for t in dm.topics]
+            file_rows += [(project, im.id, f) for f in dm.files]
         db.executemany(
             "INSERT INTO memories(rid, project, id, path, type, title, body, created, author_fm, author_git,"
             " session, branch, confidence, source, status, fields, topics, files, supersedes,"
@@ -568,19 +541,19 @@ class SQLiteIndex(ReferenceTables):
         return [by_id[i] for i in ids if i in by_id]
 
     def resolve(self, project: str, ref: str) -> list[str]:
-        ref = ref.strip()
-        if not ref:
+        look = ref_lookup(ref)
+        if look is None:
             return []
         rows = self.db.execute(
             "SELECT id FROM memories WHERE project = ? AND (id = ? OR path = ?)",
-            (project, ref.upper(), ref),
+            (project, look.id, look.path),
         ).fetchall()
         if rows:
             return sorted(r[0] for r in rows)
-        if len(ref) >= 4:
+        if look.prefix is not None:
             rows = self.db.execute(
-                "SELECT id FROM memories WHERE project = ? AND substr(id, 1, ?) = ? ORDER BY id LIMIT 20",
-                (project, len(ref), ref.upper()),
+                "SELECT id FROM memories WHERE project = ? AND substr(id, 1, ?) = ? ORDER BY id LIMIT ?",
+                (project, len(look.prefix), look.prefix, PREFIX_LIMIT),
             ).fetchall()
             return [r[0] for r in rows]
         return []

@@ -8,22 +8,16 @@ from typing import TYPE_CHECKING
 import neo4j
 
 from ccmemory.index.base import FileRecord, FileState, IndexError_
+from ccmemory.index.derive import payload
 from ccmemory.index.neo4j import queries as q
 from ccmemory.index.neo4j import write
 from ccmemory.index.neo4j.connection import wrap_errors
 from ccmemory.index.neo4j.read import MemoryReads
 from ccmemory.index.neo4j.vectors import VectorStore
 from ccmemory.index.neo4j_ref import ReferenceGraph
-from ccmemory.model import Memory
 
 if TYPE_CHECKING:
     from ccmemory.config import Config
-
-
-def _payload(memory: Memory) -> str:
-    from ccmemory.index.sqlite import memory_payload
-
-    return memory_payload(memory)
 
 
 class Neo4jIndex(VectorStore, MemoryReads, ReferenceGraph):
@@ -64,7 +58,7 @@ class Neo4jIndex(VectorStore, MemoryReads, ReferenceGraph):
                 ):
                     if r["old"] is not None:
                         affected.add(r["old"])
-            payloads = {r.path: _payload(r.memory) for r in upserts if r.memory}
+            payloads = {r.path: payload(r.memory) for r in upserts if r.memory}
             rows = [
                 {
                     "path": r.path,
