@@ -20,9 +20,11 @@ from ccmemory.index.base import (
     FileRecord,
     FileState,
     Filters,
+    Index,
     IndexedMemory,
     IndexError_,
     embed_text,
+    stats_summary,
 )
 from ccmemory.index.derive import PREFIX_LIMIT, derive, payload, ref_lookup
 from ccmemory.index.query import fts_query
@@ -125,10 +127,12 @@ def _move_aside(path: str) -> str:
 
 class SQLiteIndex(ReferenceTables):
     backend = "sqlite"
+    scope: str | None = None  # file records are not scoped per user (see Index.scope)
+    moved_aside: str | None = None  # where a corrupt file was moved (docs/security.md)
 
     def __init__(self, path: Path | str):
         self.location = str(path)
-        self.moved_aside: str | None = None  # where a corrupt file was moved (docs/security.md)
+        self.moved_aside = None
         if str(path) != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -233,15 +237,28 @@ class SQLiteIndex(ReferenceTables):
                 fresh.db.execute("DETACH DATABASE live")
         return fresh
 
-    def swap_in(self, fresh: SQLiteIndex) -> None:
+    def swap_in(self, fresh: Index) -> None:
         """Replace this index's content with `fresh`'s in one SQLite transaction (the backup API
         holds the write lock; WAL readers see the old or the new index, never a half-built one),
         then delete the temp file. A kill before this point leaves the live index untouched."""
+        if not isinstance(fresh, SQLiteIndex):
+            raise TypeError("swap_in takes the index fresh_beside gave")
         with self._lock:
             fresh.db.backup(self.db)
             self._vec_cache.clear()
         fresh.close()
         _remove_db_files(fresh.location)
+
+    def discard(self, fresh: Index) -> None:
+        """Close and delete a `fresh_beside` index (a rebuild that failed or was interrupted)."""
+        if not isinstance(fresh, SQLiteIndex):
+            raise TypeError("discard takes the index fresh_beside gave")
+        fresh.close()
+        _remove_db_files(fresh.location)
+
+    def server_info(self) -> None:
+        """No server: an embedded index (see Index.server_info)."""
+        return None
 
     def _ensure_schema(self) -> None:
         row = None
@@ -696,16 +713,9 @@ class SQLiteIndex(ReferenceTables):
             "SELECT count(*) FROM files WHERE project = ? AND error IS NOT NULL", (project,)
         ).fetchone()
         (nvec,) = self.db.execute("SELECT count(*) FROM vectors").fetchone()
-        return {
-            "backend": self.backend,
-            "location": self.location,
-            "memories": sum(by_type.values()),
-            "by_type": by_type,
-            "by_status": by_status,
-            "relations": nrel,
-            "invalid_files": nerr,
-            "vectors": nvec,
-        }
+        return stats_summary(
+            self.backend, self.location, by_type, by_status, relations=nrel, invalid_files=nerr, vectors=nvec
+        )
 
     def dump(self, project: str) -> dict[str, Any]:
         mems = self.db.execute(

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import neo4j
 
-from ccmemory.index.base import FileRecord, FileState, IndexError_
+from ccmemory.index.base import FileRecord, FileState, Index, IndexError_
 from ccmemory.index.derive import payload
 from ccmemory.index.neo4j import queries as q
 from ccmemory.index.neo4j import write
@@ -28,6 +28,24 @@ class Neo4jIndex(VectorStore, MemoryReads, ReferenceGraph):
         if not config.neo4j_password:
             raise IndexError_(f"Neo4j index at {config.neo4j_uri}: no password; set CCMEMORY_NEO4J_PASSWORD")
         return cls(config.neo4j_uri, config.neo4j_user, config.neo4j_password, scope=config.user_id or "")
+
+    # --- optional capabilities this backend does not have (see Index) ------------------------
+    moved_aside: str | None = None  # no local file
+
+    def healthy(self) -> bool:
+        return True  # the server checks its own store
+
+    def reset_corrupt(self) -> None:
+        return None
+
+    def fresh_beside(self, project: str) -> None:
+        return None  # one server holds every project: `reindex --full` clears and refills
+
+    def swap_in(self, fresh: Index) -> None:
+        raise IndexError_(f"Neo4j index at {self.location}: no rebuild beside the live index")
+
+    def discard(self, fresh: Index) -> None:
+        fresh.close()
 
     # --- writing ------------------------------------------------------------------------------
     @wrap_errors

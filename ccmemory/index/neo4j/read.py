@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ccmemory.index.base import MAX_SHARED, Edge, FileProblem, Filters, IndexedMemory
+from ccmemory.index.base import MAX_SHARED, Edge, FileProblem, Filters, IndexedMemory, stats_summary
 from ccmemory.index.derive import PREFIX_LIMIT, file_filter, ref_lookup
 from ccmemory.index.neo4j.connection import Connection, wrap_errors
 from ccmemory.index.neo4j.queries import RETURN_MEMORY
@@ -256,16 +256,9 @@ class MemoryReads(Connection):
             s=self.scope,
         )[0]["n"]
         nvec = self._read("MATCH (e:Embedding) RETURN count(e) AS n")[0]["n"]
-        return {
-            "backend": self.backend,
-            "location": self.location,
-            "memories": sum(by_type.values()),
-            "by_type": by_type,
-            "by_status": by_status,
-            "relations": nrel,
-            "invalid_files": nerr,
-            "vectors": nvec,
-        }
+        return stats_summary(
+            self.backend, self.location, by_type, by_status, relations=nrel, invalid_files=nerr, vectors=nvec
+        )
 
     @wrap_errors
     def server_info(self) -> dict[str, Any]:
