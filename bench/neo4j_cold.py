@@ -1,15 +1,14 @@
 """The first reindex after a Neo4j server start, against SQLite (issue #20's "cold start").
 
-    .venv/bin/python bench/neo4j_cold.py [--n 10000] [--runs 2] [--ab] [--profile] [--json out.json]
+    .venv/bin/python bench/neo4j_cold.py [--n 10000] [--runs 2] [--profile] [--json out.json]
 
 Each run starts a fresh server with `scripts/neo4j-dev` configured like a real one (full JIT,
 G1 GC, 2 GB heap, as bench/neo4j_bench.py does), reindexes the same N-memory vault into a fresh
 SQLite file and then into the just-started server (the cold figure), then once more into a
 second project on the now warm server, and stops the server. With --profile the time of each
 write step of the Neo4j backend (ccmemory.index.neo4j.write, the commit, the rest of `apply`)
-is added up (the reindex's own thread only). With --ab the runs alternate without and with the
-write-path warm-up (`ccmemory.index.neo4j.warmup`), first without. Load average is printed
-before and after: the machine is shared.
+is added up (the reindex's own thread only). Load average is printed before and after: the
+machine is shared.
 """
 
 from __future__ import annotations
@@ -45,7 +44,7 @@ def _timed_step(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(fn)
     def inner(*args: Any, **kwargs: Any) -> Any:
         if threading.current_thread() is not threading.main_thread():
-            return fn(*args, **kwargs)  # the warm-up thread's steps are not the reindex's
+            return fn(*args, **kwargs)  # only the reindex's own thread is timed
         t = time.perf_counter()
         try:
             return fn(*args, **kwargs)
@@ -76,10 +75,8 @@ def dev(*args: str) -> str:
     return subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
 
 
-def one_run(vault: Any, tmp: Path, k: int, warm: bool) -> dict[str, Any]:
-    from ccmemory.index.neo4j import Neo4jIndex, warmup
-
-    warmup.MIN_FILES = 1000 if warm else 10**12  # --ab: the same run without the warm-up
+def one_run(vault: Any, tmp: Path, k: int) -> dict[str, Any]:
+    from ccmemory.index.neo4j import Neo4jIndex
 
     status = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "neo4j-dev"), "status"], capture_output=True, check=False
@@ -99,19 +96,12 @@ def one_run(vault: Any, tmp: Path, k: int, warm: bool) -> dict[str, Any]:
         STEPS.clear()
         t_cold = full_reindex(neo, vault, "cold-" + uuid.uuid4().hex[:6])
         steps = {k2: round(v, 2) for k2, v in STEPS.most_common()}
-        wu = neo._warmup
-        warmup_rounds = None if wu is None else wu.rounds
-        warmup_error = None if wu is None else wu.error
-        neo._warmup = None
         STEPS.clear()
         t_warm = full_reindex(neo, vault, "warm-" + uuid.uuid4().hex[:6])
         neo.close()
     finally:
         dev("stop")
     return {
-        "warmup": warm,
-        "warmup_rounds": warmup_rounds,
-        "warmup_error": warmup_error,
         "server_start_s": round(started, 1),
         "connect_s": round(connect, 2),
         "sqlite_s": round(t_lite, 2),
@@ -128,9 +118,6 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=10_000)
     ap.add_argument("--runs", type=int, default=2)
     ap.add_argument("--profile", action="store_true")
-    ap.add_argument(
-        "--ab", action="store_true", help="alternate runs without and with the write-path warm-up"
-    )
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     if args.profile:
@@ -140,15 +127,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         vault = make_vault(Path(tmp) / "repo", args.n)
         for k in range(args.runs):
-            runs.append(one_run(vault, Path(tmp), k, warm=not (args.ab and k % 2 == 0)))
+            runs.append(one_run(vault, Path(tmp), k))
             print(json.dumps(runs[-1]), file=sys.stderr)
     out = {
         "n": args.n,
         "runs": runs,
-        "median_cold_ratio": {
-            w: statistics.median([r["cold_ratio"] for r in runs if r["warmup"] is w] or [0.0])
-            for w in (False, True)
-        },
+        "median_cold_ratio": statistics.median(r["cold_ratio"] for r in runs),
         "load": [load_before, os.getloadavg()],
     }
     print(json.dumps(out, indent=2))

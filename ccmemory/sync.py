@@ -161,7 +161,6 @@ def reindex(
     ]
     removed = sorted(set(known) - set(on_disk))
     report.unchanged = len(on_disk) - len(changed)
-    index.prepare_write(len(changed))  # a hint: Neo4j warms its write path while we parse
 
     view = gitstate.snapshot(vault.root, main_branch)
     adders = gitstate.adders(vault.root) if view.in_repo else {}

@@ -230,12 +230,6 @@ class Index(Protocol):
         """Apply file changes atomically where the backend allows; derive memory rows."""
         ...
 
-    def prepare_write(self, count: int) -> None:
-        """About `count` file records are about to be applied (sync says so before parsing
-        them). A hint: a backend may get ready meanwhile (Neo4j warms its write path before a
-        big write); SQLite does nothing."""
-        ...
-
     def refresh_status(self, project: str, status_of: Any, adders: dict[str, str] | None = None) -> int:
         """Recompute status (and git authors) of every memory; return how many changed."""
         ...

@@ -297,9 +297,6 @@ class SQLiteIndex(ReferenceTables):
         ).fetchall()
         return {r[0]: FileState(r[0], r[1], r[2], r[3]) for r in rows}
 
-    def prepare_write(self, count: int) -> None:
-        """Nothing to get ready (see Index.prepare_write)."""
-
     def apply(
         self,
         project: str,

@@ -10,7 +10,7 @@ import neo4j
 from ccmemory.index.base import FileRecord, FileState, Index, IndexError_
 from ccmemory.index.derive import payload
 from ccmemory.index.neo4j import queries as q
-from ccmemory.index.neo4j import warmup, write
+from ccmemory.index.neo4j import write
 from ccmemory.index.neo4j.connection import wrap_errors
 from ccmemory.index.neo4j.read import MemoryReads
 from ccmemory.index.neo4j.vectors import VectorStore
@@ -31,7 +31,6 @@ class Neo4jIndex(VectorStore, MemoryReads, ReferenceGraph):
 
     # --- optional capabilities this backend does not have (see Index) ------------------------
     moved_aside: str | None = None  # no local file
-    _warmup: warmup.WriteWarmup | None = None
 
     def healthy(self) -> bool:
         return True  # the server checks its own store
@@ -48,28 +47,11 @@ class Neo4jIndex(VectorStore, MemoryReads, ReferenceGraph):
     def discard(self, fresh: Index) -> None:
         fresh.close()
 
-    @wrap_errors
-    def close(self) -> None:
-        self._stop_warmup()
-        self.driver.close()
-
     # --- writing ------------------------------------------------------------------------------
     @wrap_errors
     def file_states(self, project: str) -> dict[str, FileState]:
         rows = self._read(q.FILE_STATES, p=project, s=self.scope)
         return {r["path"]: FileState(r["path"], r["mtime_ns"], r["size"], r["hash"]) for r in rows}
-
-    def prepare_write(self, count: int) -> None:
-        """About `count` files are about to be applied (sync says so before it parses them):
-        before a big write, warm the server's write path in the background meanwhile
-        (`warmup.WriteWarmup`; rolled-back synthetic writes). The first `apply` stops it."""
-        if count < warmup.MIN_FILES or self._warmup is not None:
-            return
-        self._warmup = warmup.WriteWarmup(self).start()
-
-    def _stop_warmup(self) -> None:
-        if self._warmup is not None:
-            self._warmup.stop()
 
     @wrap_errors
     def apply(
@@ -80,56 +62,53 @@ class Neo4jIndex(VectorStore, MemoryReads, ReferenceGraph):
         status_of: Callable[[str], str],
         adders: dict[str, str] | None = None,
     ) -> None:
-        self._stop_warmup()
-        with self._session() as s, s.begin_transaction() as tx:
-            self._apply_tx(tx, project, upserts, removed, status_of, adders)
-            tx.commit()
-
-    def _apply_tx(
-        self,
-        tx: neo4j.Transaction,
-        project: str,
-        upserts: Sequence[FileRecord],
-        removed: Iterable[str],
-        status_of: Callable[[str], str],
-        adders: dict[str, str] | None = None,
-    ) -> None:
-        """`apply` inside an open transaction (the caller commits, or the warm-up rolls back)."""
         removed = list(removed)
         adders = adders or {}
-        # the memories the files fed before this change are re-derived too
-        affected = {r.memory.id for r in upserts if r.memory}
-        if removed:
-            for r in tx.run(q.DELETE_FILES, p=project, s=self.scope, paths=removed):
-                if r["old"] is not None:
-                    affected.add(r["old"])
-        payloads = {r.path: payload(r.memory) for r in upserts if r.memory}
-        rows = [
-            {
-                "path": r.path,
-                "props": {
-                    "mtime_ns": r.mtime_ns,
-                    "size": r.size,
-                    "hash": r.hash,
-                    "mem_id": r.memory.id if r.memory else None,
-                    "error": r.error,
-                    "error_line": r.error_line,
-                    "payload": payloads.get(r.path),
-                    "status": status_of(r.path) if r.memory else None,
-                    "author_git": adders.get(r.path) if r.memory else None,
-                },
-            }
-            for r in upserts
-        ]
-        for r in tx.run(q.UPSERT_FILES, p=project, s=self.scope, rows=rows):
-            affected.add(r["old"])
-        self._derive(
-            tx,
-            project,
-            sorted(affected),
-            lambda path: (status_of(path), adders.get(path)),
-            local=payloads,
-        )
+        with self._session() as s, s.begin_transaction() as tx:
+            # the memories the files fed before this change are re-derived too
+            affected = {r.memory.id for r in upserts if r.memory}
+            if removed:
+                for r in tx.run(
+                    q.DELETE_FILES,
+                    p=project,
+                    s=self.scope,
+                    paths=removed,
+                ):
+                    if r["old"] is not None:
+                        affected.add(r["old"])
+            payloads = {r.path: payload(r.memory) for r in upserts if r.memory}
+            rows = [
+                {
+                    "path": r.path,
+                    "props": {
+                        "mtime_ns": r.mtime_ns,
+                        "size": r.size,
+                        "hash": r.hash,
+                        "mem_id": r.memory.id if r.memory else None,
+                        "error": r.error,
+                        "error_line": r.error_line,
+                        "payload": payloads.get(r.path),
+                        "status": status_of(r.path) if r.memory else None,
+                        "author_git": adders.get(r.path) if r.memory else None,
+                    },
+                }
+                for r in upserts
+            ]
+            for r in tx.run(
+                q.UPSERT_FILES,
+                p=project,
+                s=self.scope,
+                rows=rows,
+            ):
+                affected.add(r["old"])
+            self._derive(
+                tx,
+                project,
+                sorted(affected),
+                lambda path: (status_of(path), adders.get(path)),
+                local=payloads,
+            )
+            tx.commit()
 
     def _derive(
         self,
