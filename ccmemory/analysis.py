@@ -37,7 +37,7 @@ def all_memories(
     f = svc.filters(types=list(types) if types else None, include_superseded=include_superseded)
     page = 5000
     while len(out) < SCAN_CAP:
-        batch = svc.index.query(f, limit=page, offset=len(out))
+        batch = svc.view.query(f, limit=page, offset=len(out))
         out.extend(batch)
         if len(batch) < page:
             break
@@ -49,7 +49,7 @@ def all_edges(svc: Service, ids: Iterable[str]) -> list[Edge]:
     id_list = list(ids)
     seen: dict[tuple[str, str, str], Edge] = {}
     for start in range(0, len(id_list), EDGE_CHUNK):
-        for e in svc.index.edges(svc.project, id_list[start : start + EDGE_CHUNK]):
+        for e in svc.view.edges(id_list[start : start + EDGE_CHUNK]):
             seen.setdefault((e.src, e.type, e.dst), e)
     return sorted(seen.values(), key=lambda e: (e.src, e.type, e.dst))
 
@@ -451,7 +451,7 @@ def suggest_connections(
     """Memories similar to `memory` (same hybrid search, no expansion) that it is not linked to.
 
     Returns (suggestions, search notices)."""
-    mine = svc.index.edges(svc.project, [memory.id])
+    mine = svc.view.edges([memory.id])
     linked = {e.src for e in mine} | {e.dst for e in mine}
     query = " ".join([memory.title, *memory.topics, memory.body[:400]])
     resp = svc.search(query, limit=limit + 25, expand=False)
@@ -491,7 +491,7 @@ def metrics(svc: Service, now: datetime | None = None) -> dict[str, Any]:
     now = now or datetime.now(UTC)
     mems = all_memories(svc)
     edges = all_edges(svc, [m.id for m in mems])
-    superseded = svc.index.superseded_ids(svc.filters(include_superseded=True))
+    superseded = svc.view.superseded_ids()
     total = len(mems)
     by_type = Counter(m.type for m in mems)
     by_status = Counter(m.status for m in mems)
@@ -510,7 +510,7 @@ def metrics(svc: Service, now: datetime | None = None) -> dict[str, Any]:
         lo, hi = (d.strftime("%Y-%m-%dT%H:%M:%SZ") for d in (start, end))  # ISO text sorts as time
         weeks[start.strftime("%Y-%m-%d")] = sum(1 for m in mems if lo <= m.created < hi)
     authors = Counter(m.author or "unknown" for m in mems)
-    stats = svc.index.stats(svc.project)
+    stats = svc.view.stats()
     return {
         "project": svc.project,
         "backend": stats.get("backend"),
@@ -543,7 +543,7 @@ def metrics(svc: Service, now: datetime | None = None) -> dict[str, Any]:
         "authors": dict(authors.most_common(10)),
         "created_per_week": weeks,
         "invalid_files": stats.get("invalid_files"),
-        "dangling_links": len(svc.index.dangling(svc.project)),
+        "dangling_links": len(svc.view.dangling()),
         "not_measured": [
             "retrieval hit rates and injected-context usage need telemetry, which this index does not hold"
         ],

@@ -40,7 +40,7 @@ def _across_projects(svc: Service, rules: list[IndexedMemory]) -> list[tuple[str
     out: list[tuple[str, list[IndexedMemory]]] = []
     mine = personal.global_memories(svc.config.user_id)
     if mine.memories:
-        project_side = rules + svc.index.query(svc.filters(types=["decision"]), limit=100)
+        project_side = rules + svc.view.query(svc.filters(types=["decision"]), limit=100)
         overridden = {c.personal.id for c in personal.conflicts(project_side, mine.memories)}
         kept = [m for m in mine.memories if m.id not in overridden]
         for m in kept:
@@ -63,24 +63,24 @@ def build_context(svc: Service, budget_tokens: int, *, task: str | None = None) 
     if task:
         hits = svc.search(task, limit=5).hits
         sections.append(("Relevant to the task", [h.memory for h in hits]))
-    rules = svc.index.query(svc.filters(types=["correction", "preference", "fact"]), limit=40)
+    rules = svc.view.query(svc.filters(types=["correction", "preference", "fact"]), limit=40)
     order = {"correction": 0, "preference": 1, "fact": 2}
     rules.sort(key=lambda m: (order[m.type], m.status != "curated"))  # stable: newest first within
     sections.append(("Project rules (facts, preferences, corrections)", rules))
     # gotchas and exceptions exist to stop a mistake before it is made: right after the rules
-    warnings = svc.index.query(svc.filters(types=["gotcha", "exception"]), limit=20)
+    warnings = svc.view.query(svc.filters(types=["gotcha", "exception"]), limit=20)
     sections.append(("Gotchas and exceptions (check before acting)", warnings))
     sections += _across_projects(svc, rules)
-    sections.append(("Recent decisions", svc.index.query(svc.filters(types=["decision"]), limit=10)))
+    sections.append(("Recent decisions", svc.view.query(svc.filters(types=["decision"]), limit=10)))
     sections.append(
         (
             "Failed approaches (don't repeat)",
-            svc.index.query(svc.filters(types=["failed_approach"]), limit=10),
+            svc.view.query(svc.filters(types=["failed_approach"]), limit=10),
         )
     )
     review = [
         m
-        for m in svc.index.query(svc.filters(types=["decision"]), limit=200)
+        for m in svc.view.query(svc.filters(types=["decision"]), limit=200)
         if m.status == "developmental" or (m.confidence is not None and m.confidence < 0.6)
     ][:10]
     sections.append(("Decisions needing review (developmental or low confidence)", review))

@@ -19,13 +19,54 @@ from typing import Any
 
 
 @dataclass(frozen=True)
+class FieldSpec:
+    """One type-specific field: what it holds and its limits. The MCP `record_*` tools are built
+    from these (ccmemory/mcp/tools/record.py), so a field is described in one place."""
+
+    name: str
+    description: str
+    kind: str = "text"  # "text" | "list" (of short texts) | "bool" | "enum"
+    choices: tuple[str, ...] = ()  # the allowed values of an "enum" field
+    max_length: int = 5000  # characters for text, items for a list
+    min_length: int = 0  # > 0: the record tool requires it (characters)
+    prose: bool = False  # indexed for full-text search
+
+    @property
+    def required(self) -> bool:
+        return self.min_length > 0
+
+
+@dataclass(frozen=True)
 class TypeSpec:
     name: str
     folder: str
-    fields: tuple[str, ...]
-    text_fields: tuple[str, ...]  # own fields that hold prose, indexed for full-text search
-    enums: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    own: tuple[FieldSpec, ...] = ()  # the type's own fields, in frontmatter order
+    summary: str = ""  # what a memory of this type records (the record tool's description)
+    title_from: str | None = None  # a field the title defaults to (question: the question)
 
+    @property
+    def fields(self) -> tuple[str, ...]:
+        return tuple(f.name for f in self.own)
+
+    @property
+    def text_fields(self) -> tuple[str, ...]:
+        """Own fields that hold prose, indexed for full-text search."""
+        return tuple(f.name for f in self.own if f.prose)
+
+    @property
+    def enums(self) -> dict[str, tuple[str, ...]]:
+        return {f.name: f.choices for f in self.own if f.kind == "enum"}
+
+
+def _enum(name: str, description: str, *choices: str) -> FieldSpec:
+    return FieldSpec(name, description, "enum", choices)
+
+
+def _prose(name: str, description: str, max_length: int = 5000, min_length: int = 0) -> FieldSpec:
+    return FieldSpec(name, description, "text", (), max_length, min_length, prose=True)
+
+
+_SEVERITY = ("minor", "significant", "critical")
 
 TYPES: dict[str, TypeSpec] = {
     t.name: t
@@ -33,49 +74,127 @@ TYPES: dict[str, TypeSpec] = {
         TypeSpec(
             "decision",
             "decisions",
-            ("rationale", "options_considered", "revisit_trigger", "sets_precedent"),
-            ("rationale", "options_considered", "revisit_trigger"),
+            (
+                _prose("rationale", "Why this was chosen."),
+                FieldSpec(
+                    "options_considered", "The alternatives that were weighed.", "list", (), 20, prose=True
+                ),
+                _prose("revisit_trigger", "When to reconsider.", 500),
+                FieldSpec("sets_precedent", "Whether later decisions should follow this one.", "bool"),
+            ),
+            "Record a decision (what was chosen and why).",
         ),
         TypeSpec(
             "correction",
             "corrections",
-            ("wrong_belief", "right_belief", "severity"),
-            ("wrong_belief", "right_belief"),
-            {"severity": ("minor", "significant", "critical")},
+            (
+                _prose("wrong_belief", "What was believed and turned out wrong.", 2000, 1),
+                _prose("right_belief", "What is right instead.", 2000, 1),
+                _enum("severity", "How much harm the wrong belief does.", *_SEVERITY),
+            ),
+            "Record a correction: something Claude (or the team) believed that turned out wrong, and what "
+            "is right. Corrections rank first in search and session context.",
         ),
-        TypeSpec("preference", "preferences", ("scope",), (), {"scope": ("project", "global")}),
+        TypeSpec(
+            "preference",
+            "preferences",
+            (
+                _enum(
+                    "scope",
+                    "global: applies in every project (written to your personal vault).",
+                    "project",
+                    "global",
+                ),
+            ),
+            "Record a preference of the user or team (how they like things done).",
+        ),
         TypeSpec(
             "exception",
             "exceptions",
-            ("rule_broken", "justification", "scope"),
-            ("rule_broken", "justification"),
-            {"scope": ("one-time", "conditional", "new-precedent")},
+            (
+                _prose("rule_broken", "The rule or convention that was broken.", 1000, 1),
+                _prose("justification", "Why breaking it was right here.", 2000, 1),
+                _enum("scope", "How far the exception reaches.", "one-time", "conditional", "new-precedent"),
+            ),
+            "Record an exception: a rule that was deliberately broken, and why.",
         ),
         TypeSpec(
             "insight",
             "insights",
-            ("category", "implications"),
-            ("implications",),
-            {"category": ("realization", "analysis", "strategy", "personal", "synthesis")},
+            (
+                _enum(
+                    "category",
+                    "The kind of insight.",
+                    "realization",
+                    "analysis",
+                    "strategy",
+                    "personal",
+                    "synthesis",
+                ),
+                _prose("implications", "What follows from it."),
+            ),
+            "Record an insight: a realization, analysis, strategy or synthesis worth keeping.",
         ),
-        TypeSpec("question", "questions", ("question", "answer"), ("question", "answer")),
+        TypeSpec(
+            "question",
+            "questions",
+            (
+                _prose("question", "The question, as a teammate would ask it.", 2000, 3),
+                _prose("answer", "The answer; leave empty while the question is open."),
+            ),
+            "Record a question. Leave `answer` empty for an open question (listed by "
+            "query_open_questions); answer it later by superseding it with memory_supersede.",
+            title_from="question",
+        ),
         TypeSpec(
             "failed_approach",
             "failed-approaches",
-            ("approach", "outcome", "lesson"),
-            ("approach", "outcome", "lesson"),
+            (
+                _prose("approach", "What was tried.", 2000, 1),
+                _prose("outcome", "What happened.", 2000, 1),
+                _prose("lesson", "What to do instead, or what to watch for."),
+            ),
+            "Record a failed approach so nobody repeats it: what was tried, what happened, the lesson.",
         ),
         TypeSpec(
             "fact",
             "facts",
-            ("category",),
-            (),
-            {"category": ("convention", "constraint", "architecture", "command", "environment")},
+            (
+                _enum(
+                    "category",
+                    "The kind of fact.",
+                    "convention",
+                    "constraint",
+                    "architecture",
+                    "command",
+                    "environment",
+                ),
+            ),
+            "Record a project fact: a convention, constraint, architecture note, command or environment "
+            "detail.",
         ),
-        TypeSpec("gotcha", "gotchas", ("severity",), (), {"severity": ("minor", "significant", "critical")}),
-        TypeSpec("pattern", "patterns", (), ()),
         TypeSpec(
-            "reference", "references", ("uri", "ref_type"), ("uri",), {"ref_type": ("url", "file", "doc")}
+            "gotcha",
+            "gotchas",
+            (_enum("severity", "How badly it bites.", *_SEVERITY),),
+            "Record a gotcha: a trap in the code, tools or environment that bites whoever does not know "
+            "it (describe the symptom and the way around it in the body).",
+        ),
+        TypeSpec(
+            "pattern",
+            "patterns",
+            (),
+            "Record a pattern: a recurring way this project solves a kind of problem, worth following "
+            "(describe it and where it is used in the body).",
+        ),
+        TypeSpec(
+            "reference",
+            "references",
+            (
+                _prose("uri", "URL, path or document name.", 2000, 1),
+                _enum("ref_type", "What the uri points at.", "url", "file", "doc"),
+            ),
+            "Record a reference: a URL, file or document worth coming back to, and why.",
         ),
     )
 }
@@ -277,6 +396,64 @@ class Memory:
             meta.setdefault(key, value)
         return meta
 
+    def to_dict(self) -> dict[str, Any]:
+        """Every attribute as JSON-able values (`created` as an ISO-8601 UTC string to the
+        second): the one serialised form of a memory (capture plans; the index payload,
+        `index_payload`). `Memory.from_dict(m.to_dict()) == m` for a memory created to the second."""
+        return {
+            "id": self.id,
+            "type": self.type,
+            "title": self.title,
+            "created": format_timestamp(self.created),
+            "body": self.body,
+            "author": self.author,
+            "session": self.session,
+            "branch": self.branch,
+            "topics": list(self.topics),
+            "files": list(self.files),
+            "confidence": self.confidence,
+            "source": self.source,
+            "supersedes": list(self.supersedes),
+            "relations": [r.to_dict() for r in self.relations],
+            "fields": dict(self.fields),
+            "extra": dict(self.extra),
+            APPLIES_TO: list(self.applies_to),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Memory:
+        """The inverse of `to_dict`, for data read back from disk (untrusted): checked by the same
+        `validate` a memory file passes (a provisional id is accepted), so a bad value is a
+        `ValueError` naming it, never a half-built memory."""
+        if not isinstance(data, dict):
+            raise ValueError(f"a memory must be a mapping, got {type(data).__name__}")
+        body = data.get("body") or ""
+        if not isinstance(body, str):
+            raise ValueError(f"'body' must be text, got {type(body).__name__}")
+        own, extra = data.get("fields") or {}, data.get("extra") or {}
+        if not isinstance(own, dict) or not isinstance(extra, dict):
+            raise ValueError("'fields' and 'extra' must be mappings")
+        mtype = data.get("type")
+        known_type = isinstance(mtype, str) and mtype in TYPES
+        wanted = TYPES[str(mtype)].fields if known_type else ()
+        stray = sorted(str(k) for k in own if k not in wanted)
+        if stray and known_type:  # an unknown type is reported by validate
+            raise ValueError(f"{', '.join(stray)} not a field of {mtype!r}")
+        meta = {str(k): v for k, v in extra.items()}
+        meta.update({k: v for k, v in data.items() if k in COMMON_FIELDS})
+        meta.update(own)
+        mid = meta.get("id")
+        errors = [
+            p.message
+            for p in validate(meta)
+            if p.level == "error" and not (p.key == "id" and isinstance(mid, str) and is_provisional(mid))
+        ]
+        if errors:
+            raise ValueError("; ".join(errors))
+        memory = from_frontmatter(meta, body)
+        memory.extra = {str(k): v for k, v in extra.items() if k not in COMMON_FIELDS and k not in wanted}
+        return memory
+
 
 def prose_values(mtype: str, fields: dict[str, Any]) -> list[list[str]]:
     """The values of a type's prose fields, one list per field that has one (a scalar is a
@@ -359,78 +536,117 @@ def validate(meta: dict[str, Any], *, draft: bool = False) -> list[Problem]:
     title from the first heading or the file name, and `ccmemory check --fix` writes id and
     created in). A memory being written (`draft=False`) must have all three."""
     problems: list[Problem] = []
+    for check in (_check_type, _check_id, _check_title, _check_created):
+        problems += check(meta, draft)
+    for check_meta in (_check_scalars, _check_relations, _check_enums):
+        problems += check_meta(meta)
+    return problems
 
-    def err(key: str | None, msg: str) -> None:
-        problems.append(Problem("error", key, msg))
 
-    def warn(key: str | None, msg: str) -> None:
-        problems.append(Problem("warning", key, msg))
+def _error(key: str | None, message: str) -> list[Problem]:
+    return [Problem("error", key, message)]
 
+
+def _warning(message: str) -> list[Problem]:
+    return [Problem("warning", None, message)]
+
+
+def _check_type(meta: dict[str, Any], draft: bool) -> list[Problem]:
     mtype = meta.get("type")
     if mtype is None:
-        err(None, "missing 'type'")
-    elif mtype not in TYPES:
-        err("type", f"unknown type {mtype!r} (expected one of: {', '.join(TYPES)})")
+        return _error(None, "missing 'type'")
+    if mtype not in TYPES:
+        return _error("type", f"unknown type {mtype!r} (expected one of: {', '.join(TYPES)})")
+    return []
+
+
+def _check_id(meta: dict[str, Any], draft: bool) -> list[Problem]:
     mid = meta.get("id")
-    if mid in (None, "") and draft:
-        warn(None, "no 'id' yet: indexed under a provisional id; `ccmemory check --fix` adds one")
-    elif mid in (None, ""):
-        err(None, "missing 'id'")
-    elif not isinstance(mid, str):
-        err("id", f"'id' must be a string, got {type(mid).__name__}")
-    elif not is_ulid(mid):
+    if mid in (None, ""):
+        if draft:
+            return _warning("no 'id' yet: indexed under a provisional id; `ccmemory check --fix` adds one")
+        return _error(None, "missing 'id'")
+    if not isinstance(mid, str):
+        return _error("id", f"'id' must be a string, got {type(mid).__name__}")
+    if not is_ulid(mid):
         # an error, not a warning: ids become page names, index keys and MCP references, so
         # anything but the ULID form (e.g. `../../tmp/x`) is refused (docs/security.md)
-        err("id", f"id {mid[:80]!r} is not a ULID (26 Crockford base32 characters)")
+        return _error("id", f"id {mid[:80]!r} is not a ULID (26 Crockford base32 characters)")
+    return []
+
+
+def _check_title(meta: dict[str, Any], draft: bool) -> list[Problem]:
     title = meta.get("title")
-    if (title in (None, "") or (isinstance(title, str) and not title.strip())) and draft:
-        warn(None, "no 'title': the first '# heading' of the body or the file name is used")
-    elif title in (None, "") or (isinstance(title, str) and not title.strip()):
-        err(None, "missing 'title'")
-    elif not isinstance(title, str):
-        err("title", "'title' must be text")
+    if title in (None, "") or (isinstance(title, str) and not title.strip()):
+        if draft:
+            return _warning("no 'title': the first '# heading' of the body or the file name is used")
+        return _error(None, "missing 'title'")
+    if not isinstance(title, str):
+        return _error("title", "'title' must be text")
+    return []
+
+
+def _check_created(meta: dict[str, Any], draft: bool) -> list[Problem]:
     if meta.get("created") in (None, "") and draft:
-        warn(None, "no 'created' yet: `ccmemory check --fix` adds it (from git history when committed)")
-    elif "created" not in meta:
-        err(None, "missing 'created'")
-    elif parse_timestamp(meta["created"]) is None:
-        err("created", f"bad timestamp {meta['created']!r} (use ISO-8601, e.g. 2026-11-20T14:03:11Z)")
+        return _warning("no 'created' yet: `ccmemory check --fix` adds it (from git history when committed)")
+    if "created" not in meta:
+        return _error(None, "missing 'created'")
+    if parse_timestamp(meta["created"]) is None:
+        return _error(
+            "created", f"bad timestamp {meta['created']!r} (use ISO-8601, e.g. 2026-11-20T14:03:11Z)"
+        )
+    return []
+
+
+def _check_scalars(meta: dict[str, Any]) -> list[Problem]:
+    problems: list[Problem] = []
     conf = meta.get("confidence")
     if conf is not None:
         if isinstance(conf, bool) or not isinstance(conf, int | float):
-            err("confidence", f"confidence must be a number between 0 and 1, got {conf!r}")
+            problems += _error("confidence", f"confidence must be a number between 0 and 1, got {conf!r}")
         elif not 0.0 <= float(conf) <= 1.0:
-            err("confidence", f"confidence {conf} is outside 0..1")
+            problems += _error("confidence", f"confidence {conf} is outside 0..1")
     source = meta.get("source")
     if source is not None and source not in SOURCES:
-        err("source", f"unknown source {source!r} (expected one of: {', '.join(SOURCES)})")
+        problems += _error("source", f"unknown source {source!r} (expected one of: {', '.join(SOURCES)})")
     for key in ("topics", "files", "supersedes", APPLIES_TO):
         if key in meta and _as_str_list(meta[key]) is None:
-            err(key, f"'{key}' must be a list of strings")
+            problems += _error(key, f"'{key}' must be a list of strings")
+    return problems
+
+
+def _check_relations(meta: dict[str, Any]) -> list[Problem]:
     rels = meta.get("relations")
-    if rels is not None:
-        if not isinstance(rels, list):
-            err("relations", "'relations' must be a list of {type, target, reason}")
-        else:
-            for i, rel in enumerate(rels):
-                if not isinstance(rel, dict):
-                    err("relations", f"relation #{i + 1} must be a mapping with type and target")
-                    continue
-                rtype = rel.get("type")
-                if rtype not in RELATION_TYPES:
-                    err(
-                        "relations",
-                        f"unknown relation type {rtype!r} in relation #{i + 1} "
-                        f"(expected one of: {', '.join(RELATION_TYPES)})",
-                    )
-                if not isinstance(rel.get("target"), str) or not rel.get("target"):
-                    err("relations", f"relation #{i + 1} has no target id")
-    if isinstance(mtype, str) and mtype in TYPES:
-        spec = TYPES[mtype]
-        for key, allowed in spec.enums.items():
-            value = meta.get(key)
-            if value not in (None, "") and value not in allowed:
-                err(key, f"{key} {value!r} is not one of: {', '.join(allowed)}")
+    if rels is None:
+        return []
+    if not isinstance(rels, list):
+        return _error("relations", "'relations' must be a list of {type, target, reason}")
+    problems: list[Problem] = []
+    for i, rel in enumerate(rels):
+        if not isinstance(rel, dict):
+            problems += _error("relations", f"relation #{i + 1} must be a mapping with type and target")
+            continue
+        rtype = rel.get("type")
+        if rtype not in RELATION_TYPES:
+            problems += _error(
+                "relations",
+                f"unknown relation type {rtype!r} in relation #{i + 1} "
+                f"(expected one of: {', '.join(RELATION_TYPES)})",
+            )
+        if not isinstance(rel.get("target"), str) or not rel.get("target"):
+            problems += _error("relations", f"relation #{i + 1} has no target id")
+    return problems
+
+
+def _check_enums(meta: dict[str, Any]) -> list[Problem]:
+    mtype = meta.get("type")
+    if not isinstance(mtype, str) or mtype not in TYPES:
+        return []
+    problems: list[Problem] = []
+    for key, allowed in TYPES[mtype].enums.items():
+        value = meta.get(key)
+        if value not in (None, "") and value not in allowed:
+            problems += _error(key, f"{key} {value!r} is not one of: {', '.join(allowed)}")
     return problems
 
 
@@ -471,6 +687,15 @@ def from_frontmatter(meta: dict[str, Any], body: str) -> Memory:
         extra={k: v for k, v in meta.items() if k not in known},
         applies_to=[p.strip() for p in _as_str_list(meta.get(APPLIES_TO)) or [] if p.strip()],
     )
+
+
+def index_payload(memory: Memory) -> dict[str, Any]:
+    """What the index stores of a memory (`Memory.to_dict` without unknown keys, `applies_to`
+    carried inside `fields`: `index_fields`); read back by `IndexedMemory.from_payload`."""
+    data = memory.to_dict()
+    del data["extra"], data[APPLIES_TO]
+    data["fields"] = index_fields(memory)
+    return data
 
 
 def index_fields(memory: Memory) -> dict[str, Any]:

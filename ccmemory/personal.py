@@ -107,7 +107,7 @@ def global_memories(
             return GlobalMemories([])
         with svc:
             svc.reindex()
-            mems = svc.index.query(svc.filters(types=list(CONTEXT_TYPES)), limit=limit)
+            mems = svc.view.query(svc.filters(types=list(CONTEXT_TYPES)), limit=limit)
     except Exception as exc:  # a broken personal vault must never block a session
         return GlobalMemories([], f"personal vault at {home(env)} not read: {type(exc).__name__}: {exc}")
     order = {t: i for i, t in enumerate(CONTEXT_TYPES)}

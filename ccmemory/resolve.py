@@ -71,7 +71,7 @@ class AmbiguousRef(RefError):
 
 
 def _exact_or_prefix(svc: Service, ref: str) -> list[str]:
-    return sorted(svc.index.resolve(svc.project, ref))
+    return sorted(svc.view.resolve(ref))
 
 
 def _as_path(svc: Service, ref: str) -> list[str]:
@@ -86,7 +86,7 @@ def _as_path(svc: Service, ref: str) -> list[str]:
         if rel not in tries:
             tries.append(rel)
     for rel in tries:
-        ids = svc.index.resolve(svc.project, rel)
+        ids = svc.view.resolve(rel)
         if ids:
             return sorted(ids)
     return []
@@ -108,12 +108,12 @@ def _as_slug(svc: Service, ref: str) -> list[str]:
         rel = entry.rel
         stem = rel.rsplit("/", 1)[-1].removesuffix(".md")
         if stem.casefold() in wanted:
-            return sorted(svc.index.resolve(svc.project, rel))
+            return sorted(svc.view.resolve(rel))
         if _slug_key(stem) in wanted:
             stems.append(rel)
     ids: set[str] = set()
     for rel in stems:
-        ids.update(svc.index.resolve(svc.project, rel))
+        ids.update(svc.view.resolve(rel))
     return sorted(ids)
 
 
@@ -136,7 +136,7 @@ def resolve_ids(svc: Service, ref: str) -> list[str]:
 def lookup(svc: Service, ids: Sequence[str]) -> list[IndexedMemory]:
     """The memories for `ids` (superseded ones included), in the order of `ids`."""
     found = {
-        m.id: m for m in svc.index.query(svc.filters(ids=list(ids), include_superseded=True), limit=len(ids))
+        m.id: m for m in svc.view.query(svc.filters(ids=list(ids), include_superseded=True), limit=len(ids))
     }
     return [found[i] for i in ids if i in found]
 
@@ -172,12 +172,12 @@ def short_ids(svc: Service, ids: Iterable[str]) -> dict[str, str]:
         if len(mid) <= SHORT_MIN:
             out[mid] = mid
             continue
-        group = [g for g in svc.index.resolve(svc.project, mid[:SHORT_MIN]) if g != mid]
+        group = [g for g in svc.view.resolve(mid[:SHORT_MIN]) if g != mid]
         k = SHORT_MIN
         while k < len(mid) and any(g[:k] == mid[:k] for g in group):
             k += 1
         if len(group) >= 19:  # the index lists at most 20: make sure nothing beyond shares it
-            while k < len(mid) and len(svc.index.resolve(svc.project, mid[:k])) > 1:
+            while k < len(mid) and len(svc.view.resolve(mid[:k])) > 1:
                 k += 1
         out[mid] = mid[:k]
     return out

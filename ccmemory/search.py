@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from ccmemory import fusion, intent
 from ccmemory.index.base import Filters, Index, IndexedMemory
+from ccmemory.view import neighbours
 
 MODES = ("hybrid", "text", "semantic")
 # Corrections and preferences first (docs/architecture.md, "Retrieval").
@@ -190,24 +191,20 @@ def _expand(index: Index, f: Filters, ranked: list[Hit], limit: int, now: dateti
     top = ranked[:limit]
     top_ids = [h.memory.id for h in top]
     by_id = {h.memory.id: h for h in ranked}
+    links, allowed = neighbours(index, top_ids, f, shared_limit=limit * 2, known=by_id)
     offers: dict[str, tuple[float, str]] = {}
-    for e in index.edges(f.project, top_ids):
-        for parent, other in ((e.src, e.dst), (e.dst, e.src)):
-            if parent in by_id and other not in by_id and parent in top_ids:
-                s = by_id[parent].score * EXPAND_RELATION
-                if s > offers.get(other, (0.0, ""))[0]:
-                    offers[other] = (s, f"relation:{e.type} {parent}")
-    for other, via, shared in index.related_by_topic_or_file(f, top_ids, limit=limit * 2):
-        if other in by_id:
+    for link in links:
+        if link.other in by_id:
             continue
-        s = by_id[via].score * EXPAND_SHARED * min(1.0, 0.5 + 0.25 * shared)
-        if s > offers.get(other, (0.0, ""))[0]:
-            offers[other] = (s, f"shared topic/file with {via}")
-    if not offers:
-        return ranked
-    allowed = {
-        m.id: m for m in index.query(Filters(**{**f.__dict__, "ids": sorted(offers)}), limit=len(offers))
-    }
+        if link.edge is not None:
+            s = by_id[link.here].score * EXPAND_RELATION
+            via = f"relation:{link.edge.type} {link.here}"
+        else:
+            s = by_id[link.here].score * EXPAND_SHARED * min(1.0, 0.5 + 0.25 * link.shared)
+            via = f"shared topic/file with {link.here}"
+        if s > offers.get(link.other, (0.0, ""))[0]:
+            offers[link.other] = (s, via)
+    allowed = {mid: m for mid, m in allowed.items() if mid in offers}
     for mid, m in allowed.items():
         base, via = offers[mid]
         pr = prior(m, now)

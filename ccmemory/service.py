@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -12,10 +13,11 @@ from ccmemory import gitstate
 from ccmemory.config import Config, load_config
 from ccmemory.index import open_index
 from ccmemory.index.base import Edge, FileProblem, Filters, Index, IndexedMemory
-from ccmemory.model import REVERSE_NAMES, Memory
+from ccmemory.model import Memory
 from ccmemory.search import Hit, SearchResponse, search
 from ccmemory.sync import ReindexReport, load_record, reindex
 from ccmemory.vault import Vault
+from ccmemory.view import Link, MemoryView
 
 
 @dataclass
@@ -84,6 +86,11 @@ class Service:
     def viewer(self) -> str | None:
         """The team rule applies on a shared (Neo4j) index; a local index shows the working tree."""
         return self.config.user_id if self.config.backend == "neo4j" else None
+
+    @property
+    def view(self) -> MemoryView:
+        """The index as this project and viewer see it: what surfaces read through."""
+        return MemoryView(self.index, self.project, self.viewer)
 
     def filters(self, **kw: Any) -> Filters:
         kw.setdefault("viewer", self.viewer)
@@ -187,6 +194,23 @@ class Service:
                 report.errors.append(FileProblem(".ccmemory/config.yaml", None, problem))
         return report
 
+    def draft(self, mtype: str, title: str, **kw: Any) -> Memory:
+        """A new memory built by the one builder (`ccmemory.draft.build_memory`: redacted,
+        validated, link targets resolved or refused), authored by this user on the current
+        branch. Not written: pass it to `record`. Raises `DraftError`."""
+        from ccmemory.draft import build_memory
+        from ccmemory.resolve import resolve_one, written_reference
+
+        kw.setdefault("author", self.config.user_id)
+        if "branch" not in kw and gitstate.is_repo(self.vault.root):
+            kw["branch"] = gitstate.current_branch(self.vault.root)
+        return build_memory(
+            mtype,
+            title,
+            resolve=lambda ref: written_reference(resolve_one(self, ref, "memory to link to")),
+            **kw,
+        )
+
     def record(self, memory: Memory) -> Recorded:
         """Write the memory file (the source of truth), then index just that file.
 
@@ -218,7 +242,7 @@ class Service:
         ids = self.resolve(ref)
         if len(ids) != 1:
             return None
-        found = self.index.query(self.filters(ids=ids, include_superseded=True), limit=1)
+        found = self.view.query(self.filters(ids=ids, include_superseded=True), limit=1)
         return found[0] if found else None
 
     def search(
@@ -255,7 +279,7 @@ class Service:
 
     def superseded_by(self, ids: Sequence[str]) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}
-        for e in self.index.edges(self.project, list(ids)):
+        for e in self.view.edges(ids):
             if e.type == "SUPERSEDES" and e.dst in ids:
                 out.setdefault(e.dst, []).append(e.src)
         return out
@@ -270,33 +294,17 @@ class Service:
         seen_edges: set[Edge] = set()
         frontier = {root.id}
         for level in range(1, max(depth, 0) + 1):
-            cands: list[tuple[Edge, str, str]] = []
-            for e in self.index.edges(self.project, sorted(frontier)):
-                for here, other, d in ((e.src, e.dst, "out"), (e.dst, e.src, "in")):
-                    wanted = direction == "both" or (direction == "upstream") == (d == "out")
-                    if here in frontier and wanted:
-                        cands.append((e, other, d))
-            unknown = sorted({o for _, o, _ in cands if o not in nodes})
-            allowed = (
-                {
-                    m.id: m
-                    for m in self.index.query(
-                        Filters(**{**visible.__dict__, "ids": unknown}), limit=len(unknown)
-                    )
-                }
-                if unknown
-                else {}
-            )
+            links, allowed = self.view.neighbours(frontier, visible, direction=direction, known=nodes)
             nxt: set[str] = set()
-            for e, other, d in sorted(cands, key=lambda c: (c[0].src, c[0].type, c[0].dst, c[2])):
-                if e in seen_edges or (other not in nodes and other not in allowed):
+            for link in sorted(links, key=_link_order):
+                assert link.edge is not None  # relations only (no shared_limit)
+                if link.edge in seen_edges:
                     continue
-                seen_edges.add(e)
-                label = e.type if d == "out" else REVERSE_NAMES.get(e.type, e.type)
-                steps.append(TraceStep(level, e, d, label))
-                if other not in nodes:
-                    nodes[other] = allowed[other]
-                    nxt.add(other)
+                seen_edges.add(link.edge)
+                steps.append(TraceStep(level, link.edge, link.direction, link.label))
+                if link.other not in nodes:
+                    nodes[link.other] = allowed[link.other]
+                    nxt.add(link.other)
             frontier = nxt
             if not frontier:
                 break
@@ -309,14 +317,14 @@ class Service:
         for forward in (False, True):
             cur = root.id
             while True:
-                edges = [e for e in self.index.edges(self.project, [cur]) if e.type == "SUPERSEDES"]
+                edges = [e for e in self.view.edges([cur]) if e.type == "SUPERSEDES"]
                 nxt = sorted(
                     e.src if forward else e.dst for e in edges if (e.dst if forward else e.src) == cur
                 )
                 nxt = [n for n in nxt if n not in seen]
                 if not nxt:
                     break
-                found = self.index.query(Filters(**{**visible.__dict__, "ids": nxt[:1]}), limit=1)
+                found = self.view.query(dataclasses.replace(visible, ids=nxt[:1]), limit=1)
                 if not found:
                     break
                 seen.add(found[0].id)
@@ -381,6 +389,11 @@ def start_background_embedding(root: Path) -> bool:
     except OSError:
         return False
     return True
+
+
+def _link_order(link: Link) -> tuple[str, str, str, str]:
+    assert link.edge is not None
+    return (link.edge.src, link.edge.type, link.edge.dst, link.direction)
 
 
 def ranked_hits_to_dicts(hits: list[Hit], explain: bool = False) -> list[dict[str, Any]]:

@@ -167,13 +167,19 @@ def test_check_names_path_and_line_and_exits_1(repo: Path, run_cli: RunCli) -> N
 
 
 def test_dangling_relation_is_a_warning(repo: Path, run_cli: RunCli) -> None:
-    new(
-        run_cli,
-        repo,
-        "insight",
-        "Depends on something gone",
-        "--relation",
-        "DEPENDS_ON:01JD3K8X9QF2B7M4R6T0VWYZAC",
+    from ccmemory.model import Relation
+    from ccmemory.vault import Vault
+    from tests.conftest import make_memory
+
+    gone = "01JD3K8X9QF2B7M4R6T0VWYZAC"
+    # `new` refuses a target that names no memory (the one policy, ccmemory/draft.py) ...
+    refused = run_cli(
+        repo, "new", "insight", "Depends on something gone", "--relation", f"DEPENDS_ON:{gone}", check=False
+    )
+    assert refused.returncode != 0 and gone in refused.stderr and "no memory written" in refused.stderr
+    # ... so a link to a memory that is not here (yet) is written by hand, and `check` warns
+    Vault(repo).write_new(
+        make_memory("insight", "Depends on something gone", relations=[Relation("DEPENDS_ON", gone)])
     )
     proc = run_cli(repo, "check")
     assert "warning: links to unknown memory id 01JD3K8X9QF2B7M4R6T0VWYZAC" in proc.stdout

@@ -25,7 +25,7 @@ import json
 import logging
 import re
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +38,8 @@ from ccmemory.capture.settings import CaptureSettings
 from ccmemory.capture.signals import classify_all
 from ccmemory.capture.store import Existing, Store
 from ccmemory.capture.usage import Budget
-from ccmemory.model import TYPES, Memory, Relation, format_timestamp, parse_timestamp, validate
+from ccmemory.draft import DraftError, build_memory
+from ccmemory.model import TYPES, Memory, Relation
 from ccmemory.redact import redact
 
 log = logging.getLogger("ccmemory.capture")
@@ -215,68 +216,25 @@ def to_memory(cand: dict[str, Any], ctx: Context, mid: str, extractor: str) -> M
     if isinstance(conf, int | float) and not isinstance(conf, bool):
         confidence = round(min(1.0, max(0.0, float(conf))), 2)
     source = ctx.source or (cand.get("source") if cand.get("source") in ("llm", "explicit") else "llm")
-    mem = Memory(
-        id=mid,
-        type=mtype,
-        title=title,
-        created=ctx.created,
-        body=body,
-        author=ctx.author,
-        session=ctx.session,
-        branch=ctx.branch,
-        topics=_str_list(cand.get("topics"), 8),
-        files=_str_list(cand.get("files"), 20),
-        confidence=confidence,
-        source=source,
-        fields=fields,
-        extra={"extractor": extractor} if source != "explicit" else {},
-    )
-    if any(p.level == "error" for p in validate(mem.to_frontmatter())):
+    try:  # the one builder (ccmemory/draft.py): redacted again, validated
+        return build_memory(
+            mtype,
+            title,
+            body=body,
+            topics=_str_list(cand.get("topics"), 8),
+            files=_str_list(cand.get("files"), 20),
+            confidence=confidence,
+            session=ctx.session,
+            source=source,
+            fields=fields,
+            author=ctx.author,
+            branch=ctx.branch,
+            created=ctx.created,
+            mid=mid,
+            extra={"extractor": extractor} if source != "explicit" else {},
+        )
+    except DraftError:
         return None
-    return mem
-
-
-def memory_to_json(mem: Memory) -> dict[str, Any]:
-    return {
-        "id": mem.id,
-        "type": mem.type,
-        "title": mem.title,
-        "created": format_timestamp(mem.created),
-        "body": mem.body,
-        "author": mem.author,
-        "session": mem.session,
-        "branch": mem.branch,
-        "topics": mem.topics,
-        "files": mem.files,
-        "confidence": mem.confidence,
-        "source": mem.source,
-        "supersedes": mem.supersedes,
-        "relations": [r.to_dict() for r in mem.relations],
-        "fields": mem.fields,
-        "extra": mem.extra,
-    }
-
-
-def memory_from_json(data: dict[str, Any]) -> Memory:
-    created = parse_timestamp(data["created"]) or datetime.now(UTC)
-    return Memory(
-        id=data["id"],
-        type=data["type"],
-        title=data["title"],
-        created=created,
-        body=data.get("body", ""),
-        author=data.get("author"),
-        session=data.get("session"),
-        branch=data.get("branch"),
-        topics=list(data.get("topics") or []),
-        files=list(data.get("files") or []),
-        confidence=data.get("confidence"),
-        source=data.get("source"),
-        supersedes=list(data.get("supersedes") or []),
-        relations=[Relation(r["type"], r["target"], r.get("reason")) for r in data.get("relations") or []],
-        fields=dict(data.get("fields") or {}),
-        extra=dict(data.get("extra") or {}),
-    )
 
 
 # --- the planner ---------------------------------------------------------------------------------
@@ -438,7 +396,7 @@ class Planner:
                 for i, v in related[:MAX_LINKS]
             ]
             batch.append((p, _as_existing(mem)))
-            plans[p.plan].memories.append(memory_to_json(mem))
+            plans[p.plan].memories.append(mem.to_dict())
 
     def _classify_llm(self, live: list[_Pending]) -> bool:
         """One follow-up call for every close pair. False when not asked (nothing to ask, over
@@ -514,9 +472,16 @@ def apply_plan(plan: Plan, store: Store) -> tuple[list[Path], list[str]]:
     written: list[Path] = []
     skipped: list[str] = []
     for data in plan.memories:
-        if data["id"] in existing:
-            skipped.append(data["id"])
+        try:  # a plan is read back from .ccmemory/local/: checked like a memory file
+            memory = Memory.from_dict(data)
+        except ValueError as exc:
+            where = data.get("id") if isinstance(data, dict) else None
+            log.warning("plan entry %s not written: %s", str(where)[:40], exc)
+            skipped.append(str(where))
             continue
-        written.append(store.record(memory_from_json(data)))
-        existing.add(data["id"])
+        if memory.id in existing:
+            skipped.append(memory.id)
+            continue
+        written.append(store.record(memory))
+        existing.add(memory.id)
     return written, skipped

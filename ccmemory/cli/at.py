@@ -68,7 +68,7 @@ def show_at(ref: str, rev: str, as_json: bool) -> None:
             m = resolve_one(svc, ref)
         except RefError as exc:
             raise click.ClickException(f"at {rev}: {exc.message}") from None
-        edges = svc.index.edges(svc.project, [m.id])
+        edges = svc.view.edges([m.id])
         sup = [e.src for e in edges if e.dst == m.id and e.type == "SUPERSEDES"]
         text = text_at(svc.vault.root, commit, m.path)
         if as_json:

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import click
 
 from ccmemory.cli.common import Progress, display_path, emit_json, notice, service
-from ccmemory.model import RELATION_TYPES, TYPES, Memory, Relation, is_provisional, new_id
+from ccmemory.model import RELATION_TYPES, TYPES, Memory, Relation, is_provisional
 
 TYPE_CHOICE = click.Choice(sorted(TYPES), case_sensitive=False)
 GITIGNORE_LINE = ".ccmemory/local/"
@@ -182,11 +181,13 @@ def new(
     TYPE is one of: decision, correction, preference, exception, insight, question,
     failed_approach, fact, gotcha, pattern, reference. Without --body, $VISUAL/$EDITOR opens
     with the type's guidance (as a comment, never stored) when run in a terminal; otherwise the
-    body is left empty. Example:
+    body is left empty. --relation and --supersedes targets (id, 4+ character prefix, path or
+    slug) must name one existing memory; otherwise nothing is written. Text is redacted
+    before anything else sees it. Example:
 
       ccmemory new decision "Use httpOnly cookies" --topic auth --body "Tokens live in cookies."
     """
-    from ccmemory import gitstate
+    from ccmemory.draft import DraftError
     from ccmemory.templates import load_template
 
     mtype = mtype.lower()
@@ -197,13 +198,6 @@ def new(
         body = _body_from_editor(mtype, title, scaffold)
     own = {k: v for k, v in defaults.items() if v not in ("", [], None)}
     own.update(_parse_field(fields))
-    unknown = set(own) - set(TYPES[mtype].fields)
-    if unknown:
-        raise click.BadParameter(
-            f"{', '.join(sorted(unknown))} not a field of {mtype} "
-            f"(fields: {', '.join(TYPES[mtype].fields) or 'none'})",
-            param_hint="--field",
-        )
     rels: list[Relation] = []
     for spec in relations:
         parts = spec.split(":", 2)
@@ -214,33 +208,23 @@ def new(
             )
         rels.append(Relation(parts[0].upper(), parts[1], parts[2] if len(parts) > 2 else None))
     with service() as svc:
-
-        def full_id(ref: str) -> str:
-            from ccmemory.resolve import RefError, resolve_one, written_reference
-
-            try:
-                return written_reference(resolve_one(svc, ref))
-            except RefError as exc:
-                notice(f"warning: {exc.message}; kept as written")
-                return ref
-
-        memory = Memory(
-            id=new_id(),
-            type=mtype,
-            title=" ".join(title.split()),
-            created=datetime.now(UTC).replace(microsecond=0),
-            body=body.strip(),
-            author=svc.config.user_id,
-            branch=gitstate.current_branch(svc.vault.root) if gitstate.is_repo(svc.vault.root) else None,
-            topics=list(dict.fromkeys(t.strip() for t in topics if t.strip())),
-            files=list(dict.fromkeys(f.strip() for f in files if f.strip())),
-            confidence=confidence,
-            source=source,
-            supersedes=[full_id(s) for s in supersedes],
-            relations=[Relation(r.type, full_id(r.target), r.reason) for r in rels],
-            fields=own,
-            applies_to=list(dict.fromkeys(p.strip() for p in applies_to if p.strip())),
-        )
+        try:  # the one builder: redacted, validated, link targets resolved or refused (draft.py)
+            memory = svc.draft(
+                mtype,
+                title,
+                body=body,
+                topics=topics,
+                files=files,
+                relations=rels,
+                supersedes=supersedes,
+                confidence=confidence,
+                source=source,
+                fields=own,
+                applies_to=applies_to,
+            )
+        except DraftError as exc:
+            hint = f" ({exc.hint})" if exc.hint else ""
+            raise click.ClickException(f"{exc.message}{hint}; no memory written") from None
         from ccmemory.capture.linking import link_explicit
 
         linked = link_explicit(svc, memory)  # never dropped: close memories are linked instead
@@ -305,7 +289,7 @@ def show(ref: str, as_json: bool, at: str | None) -> None:
         return show_at(ref, at, as_json)
     with service() as svc:
         m = resolve_or_exit(svc, ref)
-        edges = svc.index.edges(svc.project, [m.id])
+        edges = svc.view.edges([m.id])
         incoming = [e for e in edges if e.dst == m.id and e.src != m.id]
         outgoing = [e for e in edges if e.src == m.id]
         if as_json:

@@ -270,7 +270,7 @@ def context_cmd(budget: int | None, task: str | None, as_json: bool) -> None:
 def stats_cmd(as_json: bool) -> None:
     """Counts by type and status, relations and invalid files."""
     with service() as svc:
-        data = svc.index.stats(svc.project)
+        data = svc.view.stats()
         data["project"] = svc.project
         from ccmemory.reference.ops import counts
 

@@ -126,7 +126,7 @@ class Dash:
 
     def stats(self) -> dict[str, Any]:
         """The same numbers as `ccmemory stats --json` (index stats) plus the superseded count."""
-        data = dict(self.svc.index.stats(self.project))
+        data = dict(self.svc.view.stats())
         data["project"] = self.project
         return data
 
@@ -320,11 +320,11 @@ class Dash:
                 "results": [card(h.memory, score=round(h.score, 4)) for h in hits],
                 "total": None,
             }
-        found = self.svc.index.query(f, limit=limit, offset=offset)
+        found = self.svc.view.query(f, limit=limit, offset=offset)
         return {
             "query": None,
             "results": [card(m) for m in found],
-            "total": self.svc.index.count(f),
+            "total": self.svc.view.count(f),
             "offset": offset,
             "limit": limit,
         }

@@ -58,7 +58,7 @@ def load_snapshot(svc: Service) -> Snapshot:
 
     mems = all_memories(svc)
     edges = all_edges(svc, [m.id for m in mems])
-    return Snapshot(mems, edges, svc.index.superseded_ids(svc.filters(include_superseded=True)))
+    return Snapshot(mems, edges, svc.view.superseded_ids())
 
 
 def value(v: float | None, why: str | None = None) -> dict[str, Any]:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
-from ccmemory.model import Memory, Relation, format_timestamp, index_fields
+from ccmemory.model import Memory, Relation
 
 MAX_SHARED = 50
 
@@ -136,39 +136,6 @@ class IndexedMemory:
             supersedes=d.get("supersedes") or [],
             relations=[Relation(r["type"], r["target"], r.get("reason")) for r in d.get("relations") or []],
             fields=d.get("fields") or {},
-            hash=hash,
-        )
-
-    @classmethod
-    def from_memory(
-        cls,
-        memory: Memory,
-        *,
-        path: str,
-        status: str,
-        project: str,
-        hash: str,
-        author: str | None = None,
-    ) -> IndexedMemory:
-        return cls(
-            id=memory.id,
-            type=memory.type,
-            title=memory.title,
-            body=memory.body,
-            created=format_timestamp(memory.created),
-            path=path,
-            status=status,
-            project=project,
-            author=memory.author or author,
-            session=memory.session,
-            branch=memory.branch,
-            topics=list(memory.topics),
-            files=list(memory.files),
-            confidence=memory.confidence,
-            source=memory.source,
-            supersedes=list(memory.supersedes),
-            relations=list(memory.relations),
-            fields=index_fields(memory),
             hash=hash,
         )
 

@@ -19,8 +19,7 @@ from ccmemory.model import (
     APPLIES_TO,
     Memory,
     fields_text,
-    format_timestamp,
-    index_fields,
+    index_payload,
     merge_relations,
     normalise_topic,
 )
@@ -31,25 +30,9 @@ PREFIX_LIMIT = 20
 
 
 def payload(memory: Memory) -> str:
-    """The JSON text a file record keeps of its parsed memory (what `derive` starts from)."""
-    data = {
-        "id": memory.id,
-        "type": memory.type,
-        "title": memory.title,
-        "created": format_timestamp(memory.created),
-        "body": memory.body,
-        "author": memory.author,
-        "session": memory.session,
-        "branch": memory.branch,
-        "topics": memory.topics,
-        "files": memory.files,
-        "confidence": memory.confidence,
-        "source": memory.source,
-        "supersedes": memory.supersedes,
-        "relations": [r.to_dict() for r in memory.relations],
-        "fields": index_fields(memory),
-    }
-    return json.dumps(data, default=str, ensure_ascii=False, sort_keys=True)
+    """The JSON text a file record keeps of its parsed memory (what `derive` starts from):
+    `model.index_payload`, serialised once, here."""
+    return json.dumps(index_payload(memory), default=str, ensure_ascii=False, sort_keys=True)
 
 
 def topic_keys(topics: Iterable[str]) -> list[str]:

@@ -142,23 +142,23 @@ class SiteGenerator:
 
         t = time.perf_counter()
         f = svc.filters(include_superseded=True)
-        total = svc.index.count(f)
+        total = svc.view.count(f)
         # a hand-written file may hold a secret (`check` fails CI on it): never publish it
-        memories = [redact_memory(m) for m in svc.index.query(f, limit=max(total, 1))]
+        memories = [redact_memory(m) for m in svc.view.query(f, limit=max(total, 1))]
         by_id = {m.id: m for m in memories}
         ids = list(by_id)
         edges: set[Edge] = set()
         for start in range(0, len(ids), 400):
             edges.update(
                 e
-                for e in svc.index.edges(svc.project, ids[start : start + 400])
+                for e in svc.view.edges(ids[start : start + 400])
                 if e.src in by_id and e.dst in by_id
             )
         dangling: dict[str, list[Edge]] = defaultdict(list)
-        for e in svc.index.dangling(svc.project):
+        for e in svc.view.dangling():
             if e.src in by_id:
                 dangling[e.src].append(e)
-        superseded = svc.index.superseded_ids(f)
+        superseded = svc.view.superseded_ids(f)
         timings["query"] = time.perf_counter() - t
 
         t = time.perf_counter()

@@ -12,7 +12,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from ccmemory.mcp.ops import Backend, ToolFailure
+from ccmemory.mcp.backend import Backend
+from ccmemory.mcp.common import ToolFailure
 
 Mode = Literal["hybrid", "text", "semantic"]
 
