@@ -28,29 +28,46 @@ from ccmemory import fusion  # noqa: E402
 
 
 def candidates(quick: bool) -> list[fusion.FusionRecipe]:
+    """The shipped recipe, then score fusion of the calibrated text score (``raw``, see
+    ccmemory.bm25) with raw cosine or min-max cosine, then the min-max and RRF recipes of before."""
     out: list[fusion.FusionRecipe] = [fusion.DEFAULT]
-    weights = (0.5, 1.0, 1.5, 2.0) if quick else (0.5, 0.75, 1.0, 1.5, 2.0, 3.0)
+    weights = (0.5, 1.0, 1.5, 2.0) if quick else (0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0)
     for w in weights:
+        for vnorm in ("raw", "minmax"):
+            out.append(
+                fusion.FusionRecipe(
+                    method="score", normalisation="raw", vector_normalisation=vnorm, vector_weight=w
+                )
+            )
+    for w in (0.5, 1.0) if quick else (0.5, 1.0, 1.5):
         out.append(fusion.FusionRecipe(method="score", normalisation="minmax", vector_weight=w))
-        out.append(fusion.FusionRecipe(method="score", normalisation="max", vector_weight=w))
+        out.append(fusion.FusionRecipe(method="rrf", rrf_k=5.0, vector_weight=w))
+    return list(dict.fromkeys(out))
+
+
+def parse(spec: str) -> list[fusion.FusionRecipe]:
+    out = []
+    for item in spec.split(","):
+        norms, weight = item.split(":")
+        tnorm, vnorm = norms.split("/")
         out.append(
             fusion.FusionRecipe(
-                method="score", normalisation="minmax", vector_normalisation="raw", vector_weight=w
+                method="score",
+                normalisation=tnorm,  # type: ignore[arg-type]
+                vector_normalisation=vnorm,  # type: ignore[arg-type]
+                vector_weight=float(weight),
             )
         )
-        out.append(
-            fusion.FusionRecipe(
-                method="score", normalisation="max", vector_normalisation="raw", vector_weight=w
-            )
-        )
-        for k in (5.0, 20.0, 60.0):
-            out.append(fusion.FusionRecipe(method="rrf", rrf_k=k, vector_weight=w))
     return out
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument(
+        "--recipes",
+        help="only these score recipes, e.g. 'raw/raw:0.35,max/raw:0.5' (text norm/vector norm:vector weight)",
+    )
     args = ap.parse_args()
     loc = _locomo()
     convs, _ = loc.load(loc.DEFAULT_DATA)
@@ -73,7 +90,7 @@ def main() -> None:
             best_dev = max(base_dev[("text", "T")][1], base_dev[("semantic", "T")][1])
             best_loc = max(base_loc["text"][2], base_loc["semantic"][2])
             rows = []
-            for recipe in candidates(args.quick):
+            for recipe in parse(args.recipes) if args.recipes else candidates(args.quick):
                 d = dev_evaluate(svc, emb, queries, recipe)[("hybrid", "T")]
                 lo = product.evaluate(indexed, range(len(indexed)), (1, 5, 10), recipe, modes=("hybrid",))[
                     "hybrid"

@@ -1,5 +1,6 @@
 """Hybrid retrieval: full-text and vector candidates fused (ccmemory.fusion.DEFAULT, the recipe
-measured on LoCoMo: min-max normalised bm25 and cosine, weights 1.0 and 0.5), then weighted by
+measured on LoCoMo and the dev set: min-max normalised text score (ccmemory.bm25, the same on
+every backend) and cosine, weights 1.0 and 0.5), then weighted by
 type, status, confidence and recency, then expanded one hop along relations, topics and files.
 
 One ranking serves `ccmemory search`, `context`, the MCP tools and the site's related lists.

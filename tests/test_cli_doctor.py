@@ -75,7 +75,7 @@ def test_doctor_neo4j(repo: Path, run_cli: RunCli, neo4j_server: Neo4jServer) ->
         assert idx["server"]["version"].startswith("5.26") and idx["server"]["edition"] == "community"
         sch = idx["schema"]
         assert sch["ok"] and sch["missing"] == [] and sch["not_online"] == []
-        assert "memory_file_scope_key" in sch["constraints"] and "memory_fulltext" in sch["indexes"]
+        assert "memory_file_scope_key" in sch["constraints"] and "memory_terms" in sch["indexes"]
         assert idx["scope"] == "alice@example.com"
         assert idx["counts"]["memories"] == 2
         assert [b["path"] for b in idx["invalid_files"]] == [".ccmemory/facts/2026-11-21-broken.md"]

@@ -1,5 +1,9 @@
 """One ranking on both backends: the dev set (bench/memories) indexed into SQLite and Neo4j must
-give the same top-5 for every query in every mode (ties aside)."""
+give the same top-5 for every query in every mode (ties aside).
+
+Both store the terms of `ccmemory.analyzer` and the text score is `ccmemory.bm25`'s, computed in
+Python over the candidates each backend finds; scores are compared rounded to 4 places, so equal
+lists are not a coincidence of two similar scorers."""
 
 from __future__ import annotations
 
@@ -65,16 +69,9 @@ def test_semantic_same_on_both_backends(tops: dict[str, dict]) -> None:
     _check(tops, "semantic")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="full-text scores differ: FTS5 bm25 (porter, one document per row, column weights) vs "
-    "Lucene english (per-field BM25, stopwords removed at index time, idf over every project on the "
-    "server); product-side text scoring is not built yet (issue #13, partial)",
-)
 def test_text_same_on_both_backends(tops: dict[str, dict]) -> None:
     _check(tops, "text")
 
 
-@pytest.mark.xfail(strict=True, reason="follows from the full-text difference above (issue #13, partial)")
 def test_hybrid_same_on_both_backends(tops: dict[str, dict]) -> None:
     _check(tops, "hybrid")

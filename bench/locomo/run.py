@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -179,7 +180,7 @@ def text_scores(conv: Conversation, cfg: TextConfig) -> list[dict[int, float]]:
 
 
 class VectorCache:
-    def __init__(self, path: Path, embedder: LocalMiniLM) -> None:
+    def __init__(self, path: Path, embedder: Any) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.db = sqlite3.connect(path)
         self.db.execute(
@@ -486,6 +487,11 @@ def main() -> None:
         action="store_true",
         help="run the model file as published (float inference) instead of the int8 rewrite",
     )
+    ap.add_argument(
+        "--embedder",
+        default="minilm",
+        help="minilm (the product default) or a candidate of bench/embedders.py (e5-small-q4)",
+    )
     args = ap.parse_args()
 
     convs, stats = load(args.data)
@@ -496,7 +502,12 @@ def main() -> None:
         f"(categories 1-4: {stats['questions_1_4']}, without a valid evidence turn: "
         f"{stats['no_valid_evidence']}, unmatched evidence ids: {stats['unmatched_ids']})"
     )
-    embedder = LocalMiniLM(integer=not args.float_graph)
+    embedder: Any = LocalMiniLM(integer=not args.float_graph)
+    if args.embedder != "minilm":
+        sys.path.insert(0, str(HERE.parent))
+        import embedders
+
+        embedder = embedders.get(args.embedder)
     print(f"embedder: {embedder.name}")
     cache = VectorCache(args.cache, embedder)
     if args.sweep:

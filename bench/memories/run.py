@@ -36,6 +36,9 @@ sys.path.insert(0, str(HERE))
 
 import devset  # noqa: E402
 
+sys.path.insert(0, str(HERE.parent))
+import embedders  # noqa: E402
+
 from ccmemory import fusion  # noqa: E402
 from ccmemory.config import load_config  # noqa: E402
 from ccmemory.index.base import Filters, Index  # noqa: E402
@@ -83,7 +86,11 @@ def neo4j_server(uri: str | None) -> tuple[str, str, str]:
 
 @contextmanager
 def indexed(
-    root: Path, backend: str, neo4j_uri: str | None = None, neo4j_auth: tuple[str, str] | None = None
+    root: Path,
+    backend: str,
+    neo4j_uri: str | None = None,
+    neo4j_auth: tuple[str, str] | None = None,
+    embedder: Any = None,
 ) -> Iterator[tuple[Service, Index]]:
     """The dev set indexed into ``backend`` (vectors included), as a Service over that index."""
     project = "devset-" + uuid.uuid4().hex[:8]
@@ -104,6 +111,8 @@ def indexed(
     cfg = load_config(root)
     cfg.project = project
     svc = Service(vault, cfg, idx)
+    if embedder is not None:  # a candidate of bench/embedders.py instead of the configured one
+        svc._embedder = embedder
     try:
         reindex(vault, idx, project, main_branch="main")
         _, problem = svc.embed_missing()
@@ -164,6 +173,7 @@ def main() -> None:
     ap.add_argument("--backend", action="append", choices=("sqlite", "neo4j"))
     ap.add_argument("--neo4j-uri")
     ap.add_argument("--sweep", action="store_true", help="rank the tuning half under candidate recipes")
+    ap.add_argument("--embedder", default="minilm", help="minilm (the product default) or e5-small-q4")
     args = ap.parse_args()
     backends = args.backend or ["sqlite"]
     queries = devset.load_queries()
@@ -173,14 +183,15 @@ def main() -> None:
         root = Path(tmp) / "repo"
         devset.make_repo(root)
         for backend in backends:
-            with indexed(root, backend, args.neo4j_uri) as (svc, _idx):
+            emb_choice = None if args.embedder == "minilm" else embedders.get(args.embedder)
+            with indexed(root, backend, args.neo4j_uri, embedder=emb_choice) as (svc, _idx):
                 emb = CachedQueries(svc.embedder())
                 if args.sweep:
                     sweep(svc, emb, [q for q in queries if q.split == "T"])
                 results[backend] = evaluate(svc, emb, queries)
                 tops[backend] = {(m, q.text): rank(svc, emb, q.text, m) for m in MODES for q in queries}
     print(f"{len(queries)} queries ({sum(q.split == 'T' for q in queries)} tuning), NOW={NOW:%Y-%m-%d}")
-    print(f"fusion.DEFAULT = {fusion.DEFAULT}")
+    print(f"fusion.DEFAULT = {fusion.DEFAULT}; embedder {args.embedder}")
     print(table(results))
     if len(tops) == 2:
         a, b = tops.values()
@@ -201,16 +212,20 @@ def sweep(svc: Service, emb: Any, tuning: Sequence[devset.Query]) -> None:
 
 
 def candidate_recipes() -> list[fusion.FusionRecipe]:
+    """Score fusion over the calibrated text score (``raw``: ccmemory.bm25's share of the query's
+    idf) with raw or min-max cosine, then the min-max / max / RRF recipes measured before."""
     out = []
-    for w in (0.5, 0.75, 1.0, 1.5, 2.0):
-        for norm in ("minmax", "max", "zscore"):
-            out.append(fusion.FusionRecipe(method="score", normalisation=norm, vector_weight=w))  # type: ignore[arg-type]
+    for w in (0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0):
+        for vnorm in ("raw", "minmax", "max"):
             out.append(
                 fusion.FusionRecipe(
-                    method="score", normalisation=norm, vector_normalisation="raw", vector_weight=w
+                    method="score", normalisation="raw", vector_normalisation=vnorm, vector_weight=w
                 )  # type: ignore[arg-type]
             )
-        for k in (5.0, 20.0, 60.0):
+    for w in (0.5, 1.0, 1.5):
+        for norm in ("minmax", "max"):
+            out.append(fusion.FusionRecipe(method="score", normalisation=norm, vector_weight=w))  # type: ignore[arg-type]
+        for k in (5.0, 20.0):
             out.append(fusion.FusionRecipe(method="rrf", rrf_k=k, vector_weight=w))
     return out
 

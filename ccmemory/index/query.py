@@ -26,6 +26,17 @@ def fts_query(text: str) -> str:
     return " OR ".join(f'"{w}"' for w in words(text))
 
 
+def fts_match_terms(terms: list[str]) -> str:
+    """An FTS5 MATCH expression for already analysed terms (`ccmemory.analyzer.query_terms`):
+    each quoted, OR-ed."""
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+
+
+def lucene_match_terms(terms: list[str]) -> str:
+    """A Lucene query for already analysed terms: each escaped, OR-ed."""
+    return " OR ".join(_LUCENE_SPECIAL.sub(r"\\\1", t) for t in terms)
+
+
 _LUCENE_SPECIAL = re.compile(r'([+\-&|!(){}\[\]^"~*?:\\/])')
 
 

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ccmemory import analyzer, bm25
 from ccmemory.index.base import (
     MAX_SHARED,
     Edge,
@@ -27,11 +28,12 @@ from ccmemory.index.base import (
     stats_summary,
 )
 from ccmemory.index.derive import PREFIX_LIMIT, derive, payload, ref_lookup
-from ccmemory.index.query import fts_query
+from ccmemory.index.query import fts_match_terms
 from ccmemory.index.sqlite_ref import ReferenceTables
 from ccmemory.model import format_timestamp, normalise_topic
 
-SCHEMA_VERSION = 2
+# 3: the full-text table holds analysed terms (ccmemory.analyzer), memories their lengths
+SCHEMA_VERSION = 3
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS files(
@@ -45,9 +47,13 @@ CREATE TABLE IF NOT EXISTS memories(
   author_fm TEXT, author_git TEXT, session TEXT, branch TEXT, confidence REAL, source TEXT,
   status TEXT NOT NULL, fields TEXT NOT NULL, topics TEXT NOT NULL, files TEXT NOT NULL,
   supersedes TEXT NOT NULL, relations TEXT NOT NULL, hash TEXT NOT NULL, text_hash TEXT NOT NULL,
+  len_title INTEGER NOT NULL DEFAULT 0, len_body INTEGER NOT NULL DEFAULT 0,
+  len_fields INTEGER NOT NULL DEFAULT 0,
   UNIQUE(project, id));
 CREATE INDEX IF NOT EXISTS memories_created ON memories(project, created);
 CREATE INDEX IF NOT EXISTS memories_path ON memories(project, path);
+-- covering: the project's full-text statistics (ccmemory.bm25.Stats) without reading the rows
+CREATE INDEX IF NOT EXISTS memories_lens ON memories(project, len_title, len_body, len_fields);
 CREATE TABLE IF NOT EXISTS relations(
   project TEXT NOT NULL, src TEXT NOT NULL, type TEXT NOT NULL, dst TEXT NOT NULL, reason TEXT,
   PRIMARY KEY(project, src, type, dst));
@@ -59,14 +65,15 @@ CREATE TABLE IF NOT EXISTS mem_files(project TEXT NOT NULL, mem_id TEXT NOT NULL
   PRIMARY KEY(project, mem_id, file));
 CREATE INDEX IF NOT EXISTS mem_files_file ON mem_files(project, file, mem_id);
 CREATE VIRTUAL TABLE IF NOT EXISTS memory_fts USING fts5(
-  title, body, fields, tokenize = 'porter unicode61 remove_diacritics 2');
+  title, body, fields, tokenize = 'unicode61 remove_diacritics 0');
+CREATE VIRTUAL TABLE IF NOT EXISTS memory_vocab USING fts5vocab(memory_fts, 'row');
 CREATE TABLE IF NOT EXISTS project_links(project TEXT NOT NULL, other TEXT NOT NULL,
   relation TEXT NOT NULL, PRIMARY KEY(project, other));
 CREATE TABLE IF NOT EXISTS vectors(
   embedder TEXT NOT NULL, text_hash TEXT NOT NULL, dim INTEGER NOT NULL, vec BLOB NOT NULL,
   PRIMARY KEY(embedder, text_hash));
 """
-# bm25 column weights: title, body, type fields
+# FTS5's own bm25 only orders the candidates under the cap; ccmemory.bm25 scores them
 _BM25 = "bm25(memory_fts, 4.0, 1.0, 2.0)"
 _EFFECTIVE_AUTHOR = "coalesce(m.author_fm, m.author_git)"
 
@@ -152,6 +159,7 @@ class SQLiteIndex(ReferenceTables):
         self._lock = threading.RLock()
         # (project, embedder) -> [stamp, ids, matrix, mask of not-superseded rows or None]
         self._vec_cache: dict[tuple[str, str], list[Any]] = {}
+        self._text_cache: dict[str, tuple[int, tuple[int, tuple[int, int, int], bool]]] = {}
 
     @classmethod
     def open_readonly(cls, path: Path | str) -> SQLiteIndex:
@@ -175,6 +183,7 @@ class SQLiteIndex(ReferenceTables):
             raise IndexError_(f"SQLite index {path} was built by another ccmemory version")
         self._lock = threading.RLock()
         self._vec_cache = {}
+        self._text_cache = {}
         return self
 
     # --- plumbing -----------------------------------------------------------------------------
@@ -207,6 +216,7 @@ class SQLiteIndex(ReferenceTables):
             self.moved_aside = _move_aside(self.location)
             self._connect()
             self._vec_cache.clear()
+            self._text_cache.clear()
             return self.moved_aside
 
     def fresh_beside(self, project: str) -> SQLiteIndex | None:
@@ -246,6 +256,7 @@ class SQLiteIndex(ReferenceTables):
         with self._lock:
             fresh.db.backup(self.db)
             self._vec_cache.clear()
+            self._text_cache.clear()
         fresh.close()
         _remove_db_files(fresh.location)
 
@@ -408,6 +419,7 @@ class SQLiteIndex(ReferenceTables):
             im = dm.memory
             rid = next_rid
             next_rid += 1
+            analysed = analyzer.memory_fields(im.title, im.body, dm.fields_text)
             mem_rows.append(
                 (
                     rid,
@@ -428,16 +440,18 @@ class SQLiteIndex(ReferenceTables):
                     *dm.columns.values(),  # fields, topics, files, supersedes, relations
                     fhash,
                     dm.text_hash,
+                    *bm25.field_lengths(analysed),
                 )
             )
-            fts_rows.append((rid, im.title, im.body, dm.fields_text))
+            fts_rows.append((rid, *analysed))
             rel_rows += [(project, e.src, e.type, e.dst, e.reason) for e in dm.edges]
             topic_rows += [(project, im.id, t) for t in dm.topics]
             file_rows += [(project, im.id, f) for f in dm.files]
         db.executemany(
             "INSERT INTO memories(rid, project, id, path, type, title, body, created, author_fm, author_git,"
             " session, branch, confidence, source, status, fields, topics, files, supersedes,"
-            " relations, hash, text_hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " relations, hash, text_hash, len_title, len_body, len_fields)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             mem_rows,
         )
         db.executemany("INSERT INTO memory_fts(rowid, title, body, fields) VALUES (?,?,?,?)", fts_rows)
@@ -590,18 +604,62 @@ class SQLiteIndex(ReferenceTables):
         return int(row[0])
 
     def text_search(self, text: str, f: Filters, limit: int = 50) -> list[tuple[str, float]]:
-        match = fts_query(text)
-        if not match:
+        """Candidates holding any analysed query term (at most bm25.CANDIDATE_CAP, FTS5's bm25
+        order), scored by `ccmemory.bm25` with the project's statistics, like every backend."""
+        terms = analyzer.query_terms(text)
+        if not terms:
             return []
         where, params = self._where(f)
-        rows = self.db.execute(
+        hits = self.db.execute(
             f"WITH hits AS MATERIALIZED (SELECT rowid AS rid, {_BM25} AS r FROM memory_fts"
             " WHERE memory_fts MATCH ?)"
-            f" SELECT m.id, hits.r FROM hits JOIN memories m ON m.rid = hits.rid"
+            " SELECT m.rid, m.id FROM hits JOIN memories m ON m.rid = hits.rid"
             f" WHERE {where} ORDER BY hits.r, m.id LIMIT ?",
-            [match, *params, limit],
+            [fts_match_terms(terms), *params, bm25.CANDIDATE_CAP],
         ).fetchall()
-        return [(r[0], round(-float(r[1]), 6)) for r in rows]
+        if not hits:
+            return []
+        id_of = dict(hits)
+        marks = ",".join("?" * len(id_of))
+        cands = [
+            bm25.Candidate(id_of[r[0]], (r[1], r[2], r[3]))
+            for r in self.db.execute(
+                f"SELECT rowid, title, body, fields FROM memory_fts WHERE rowid IN ({marks})", list(id_of)
+            )
+        ]
+        return bm25.rank(terms, cands, self._text_stats(f.project, terms))[:limit]
+
+    def _text_stats(self, project: str, terms: list[str]) -> bm25.Stats:
+        (version,) = self.db.execute("PRAGMA data_version").fetchone()
+        stamp = version * 1_000_000_007 + self.db.total_changes  # as _vector_matrix's cache
+        cached = self._text_cache.get(project)
+        if cached and cached[0] == stamp:
+            n, lengths, single = cached[1]
+        else:
+            n, lt, lb, lf = self.db.execute(
+                "SELECT count(*), coalesce(sum(len_title), 0), coalesce(sum(len_body), 0),"
+                " coalesce(sum(len_fields), 0) FROM memories WHERE project = ?",
+                (project,),
+            ).fetchone()
+            # two subqueries: SQLite answers a lone min() or max() from an index, not both at once
+            lo, hi = self.db.execute(
+                "SELECT (SELECT min(project) FROM memories), (SELECT max(project) FROM memories)"
+            ).fetchone()
+            n, lengths, single = int(n), (int(lt), int(lb), int(lf)), lo == hi
+            self._text_cache[project] = (stamp, (n, lengths, single))
+        marks = ",".join("?" * len(terms))
+        if single:  # the usual case: one project per file, so FTS5's own counts are its
+            rows = self.db.execute(f"SELECT term, doc FROM memory_vocab WHERE term IN ({marks})", terms)
+            df = {t: int(d) for t, d in rows}
+        else:
+            df = {}
+            for t in terms:
+                (df[t],) = self.db.execute(
+                    "SELECT count(*) FROM memory_fts f JOIN memories m ON m.rid = f.rowid"
+                    " WHERE memory_fts MATCH ? AND m.project = ?",
+                    (fts_match_terms([t]), project),
+                ).fetchone()
+        return bm25.Stats(n, lengths, df)
 
     def edges(self, project: str, ids: Sequence[str]) -> list[Edge]:
         if not ids:

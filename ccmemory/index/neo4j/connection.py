@@ -91,8 +91,11 @@ class Connection:
             return list(s.run(query, params))
 
     def _ensure_schema(self) -> None:
+        from ccmemory.index.neo4j.write import backfill_terms
+
         with self._session() as s:
             ensure_schema(s)
+            backfill_terms(s)
 
     @wrap_errors
     def close(self) -> None:

@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ccmemory import analyzer, bm25
 from ccmemory.index.base import MAX_SHARED, Edge, FileProblem, Filters, IndexedMemory, stats_summary
 from ccmemory.index.derive import PREFIX_LIMIT, file_filter, ref_lookup
 from ccmemory.index.neo4j.connection import Connection, wrap_errors
 from ccmemory.index.neo4j.queries import RETURN_MEMORY
 from ccmemory.index.neo4j.schema import FULLTEXT_INDEX, REL_PATTERN
-from ccmemory.index.query import lucene_query
+from ccmemory.index.query import lucene_match_terms
 from ccmemory.model import format_timestamp, normalise_topic
 
 
@@ -128,21 +129,44 @@ class MemoryReads(Connection):
 
     @wrap_errors
     def text_search(self, text: str, f: Filters, limit: int = 50) -> list[tuple[str, float]]:
-        q = lucene_query(text)
-        if not q:
+        """Candidates holding any analysed query term (at most bm25.CANDIDATE_CAP, Lucene's
+        order), scored by `ccmemory.bm25` with the project's statistics, like every backend."""
+        terms = analyzer.query_terms(text)
+        if not terms:
             return []
         where, params = where_clause(f)
         rows = self._read(
             "CALL db.index.fulltext.queryNodes($index, $q) YIELD node AS m, score "
             f"WHERE m.project = $p AND {where} "
-            "RETURN m.id AS id, score ORDER BY score DESC, id ASC LIMIT $limit",
+            "RETURN m.id AS id, m.ft_title AS t, m.ft_body AS b, m.ft_fields AS f "
+            "ORDER BY score DESC, id ASC LIMIT $limit",
             index=FULLTEXT_INDEX,
-            q=q,
+            q=lucene_match_terms(terms),
             p=f.project,
-            limit=limit,
+            limit=bm25.CANDIDATE_CAP,
             **params,
         )
-        return [(r["id"], round(float(r["score"]), 6)) for r in rows]
+        if not rows:
+            return []
+        st = self._read(
+            "MATCH (m:Memory {project: $p}) RETURN count(m) AS n, "
+            "sum(m.len_title) AS lt, sum(m.len_body) AS lb, sum(m.len_fields) AS lf",
+            p=f.project,
+        )[0]
+        dfs = self._read(
+            "UNWIND $terms AS t CALL db.index.fulltext.queryNodes($index, t.q) YIELD node "
+            "WHERE node.project = $p RETURN t.term AS term, count(node) AS df",
+            index=FULLTEXT_INDEX,
+            terms=[{"term": t, "q": lucene_match_terms([t])} for t in terms],
+            p=f.project,
+        )
+        stats = bm25.Stats(
+            int(st["n"]),
+            (int(st["lt"] or 0), int(st["lb"] or 0), int(st["lf"] or 0)),
+            {r["term"]: int(r["df"]) for r in dfs},
+        )
+        cands = [bm25.Candidate(r["id"], (r["t"] or "", r["b"] or "", r["f"] or "")) for r in rows]
+        return bm25.rank(terms, cands, stats)[:limit]
 
     @wrap_errors
     def edges(self, project: str, ids: Sequence[str]) -> list[Edge]:
@@ -283,7 +307,7 @@ class MemoryReads(Connection):
             "m.confidence AS confidence, m.source AS source, m.status AS status, m.fields AS fields, "
             "m.topics AS topics, m.files AS files, m.supersedes AS supersedes, "
             "m.relations AS relations, m.hash AS hash, m.text_hash AS text_hash, "
-            "m.fields_text AS fields_text",
+            "m.ft_title AS ft_title, m.ft_body AS ft_body, m.ft_fields AS ft_fields",
             p=project,
         )
         mems.sort(key=lambda r: r["id"])
@@ -311,7 +335,7 @@ class MemoryReads(Connection):
         ).split()
         return {
             "memories": [tuple(r[c] for c in cols) for r in mems],
-            "fts": [(r["id"], r["title"], r["body"], r["fields_text"]) for r in mems],
+            "fts": [(r["id"], r["ft_title"], r["ft_body"], r["ft_fields"]) for r in mems],
             "fts_total": total,
             "relations": sorted(tuple(r.values()) for r in rels),
             "topics": sorted(tuple(r.values()) for r in topics),

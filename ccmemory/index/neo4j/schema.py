@@ -7,8 +7,10 @@ from typing import Any
 from ccmemory.index.base import IndexError_
 from ccmemory.model import RELATION_TYPES, TYPES
 
-SCHEMA_VERSION = 1
-FULLTEXT_INDEX = "memory_fulltext"
+# 2: full text over the analysed terms of ccmemory.analyzer (whitespace analyzer), issue #13
+SCHEMA_VERSION = 2
+FULLTEXT_INDEX = "memory_terms"
+LEGACY_FULLTEXT_INDEX = "memory_fulltext"  # schema 1: Lucene's english analyzer over the raw text
 VECTOR_INDEX = "embedding_vectors"
 
 TYPE_LABELS: dict[str, str] = {name: "".join(p.title() for p in name.split("_")) for name in TYPES}
@@ -31,9 +33,10 @@ SCHEMA = (
     "CREATE INDEX memory_path IF NOT EXISTS FOR (m:Memory) ON (m.project, m.path)",
     "CREATE INDEX memory_text_hash IF NOT EXISTS FOR (m:Memory) ON (m.project, m.text_hash)",
     "CREATE INDEX memory_file_mem IF NOT EXISTS FOR (f:MemoryFile) ON (f.project, f.mem_id)",
+    # the terms are analysed in Python (ccmemory.analyzer, the same as SQLite's); Lucene only splits
     f"CREATE FULLTEXT INDEX {FULLTEXT_INDEX} IF NOT EXISTS FOR (m:Memory) "
-    "ON EACH [m.title, m.body, m.fields_text] "
-    "OPTIONS {indexConfig: {`fulltext.analyzer`: 'english'}}",
+    "ON EACH [m.ft_title, m.ft_body, m.ft_fields] "
+    "OPTIONS {indexConfig: {`fulltext.analyzer`: 'whitespace'}}",
 )
 _SCHEMA = SCHEMA  # the name `ccmemory doctor` reads
 
@@ -55,6 +58,7 @@ def ensure_schema(s: Any) -> None:
             "MATCH (f:MemoryFile) WHERE f.scope IS NULL "
             "CALL (f) { SET f.scope = '' } IN TRANSACTIONS OF 5000 ROWS"
         ).consume()
+    s.run(f"DROP INDEX {LEGACY_FULLTEXT_INDEX} IF EXISTS").consume()
     for stmt in SCHEMA:
         s.run(stmt).consume()
     s.run("CALL db.awaitIndexes(300)").consume()

@@ -12,6 +12,7 @@ from typing import Any
 
 import neo4j
 
+from ccmemory import analyzer, bm25
 from ccmemory.index.base import IndexError_
 from ccmemory.index.derive import DerivedMemory
 from ccmemory.index.derive import derive as derive_memory
@@ -110,8 +111,45 @@ def memory_row(dm: DerivedMemory) -> dict[str, Any]:
             "hash": im.hash,
             "text_hash": dm.text_hash,
             "fields_text": dm.fields_text,
+            **term_props(im.title, im.body, dm.fields_text),
         },
     }
+
+
+def term_props(title: str, body: str, ftext: str) -> dict[str, Any]:
+    """The analysed full-text fields and their lengths (the same terms SQLite's FTS5 table holds)."""
+    analysed = analyzer.memory_fields(title, body, ftext)
+    lengths = bm25.field_lengths(analysed)
+    return {
+        "ft_title": analysed[0],
+        "ft_body": analysed[1],
+        "ft_fields": analysed[2],
+        "len_title": lengths[0],
+        "len_body": lengths[1],
+        "len_fields": lengths[2],
+    }
+
+
+def backfill_terms(s: Any, batch: int = 2000) -> int:
+    """Memory nodes written before schema 2 get their analysed terms (once, on connect)."""
+    done = 0
+    while True:
+        rows = list(
+            s.run(
+                "MATCH (m:Memory) WHERE m.ft_title IS NULL RETURN elementId(m) AS eid, m.title AS t,"
+                " m.body AS b, m.fields_text AS f LIMIT $n",
+                n=batch,
+            )
+        )
+        if not rows:
+            return done
+        props = [
+            {"eid": r["eid"], "props": term_props(r["t"] or "", r["b"] or "", r["f"] or "")} for r in rows
+        ]
+        s.run(
+            "UNWIND $rows AS r MATCH (m:Memory) WHERE elementId(m) = r.eid SET m += r.props", rows=props
+        ).consume()
+        done += len(rows)
 
 
 def edge_rows(dm: DerivedMemory) -> list[dict[str, Any]]:
