@@ -95,7 +95,7 @@ def test_neo4j_declares_every_capability(neo4j_server: Neo4jServer, tmp_path: Pa
         assert_declares_everything(idx)
         info = idx.server_info()
         assert info is not None and info["version"].startswith("5.")
-        assert "memory_fulltext" in info["indexes"] and "ident_key" in info["constraints"]
+        assert "memory_id" in info["indexes"] and "ident_key" in info["constraints"]
         assert idx.scope == "alice@example.com"
         assert idx.moved_aside is None and idx.reset_corrupt() is None and idx.healthy() is True
         vault = vault_with_memories(tmp_path / "repo")
