@@ -47,7 +47,9 @@ def main() -> None:
         lat = warm_search_ms(svc)
         resp = svc.search(QUERIES[0], limit=10)
         assert resp.mode == "hybrid", resp.notices
-        print(f"hybrid search, {args.n} memories, warm process: p50 {pct(lat, 50):.1f} ms, p95 {pct(lat, 95):.1f} ms")
+        print(
+            f"hybrid search, {args.n} memories, warm process: p50 {pct(lat, 50):.1f} ms, p95 {pct(lat, 95):.1f} ms"
+        )
         svc.close()
         if args.cold:
             walls = []

@@ -129,9 +129,7 @@ def machine_state() -> str:
         a @ b
     gflops = 2 * 384 * 384 * 1536 * 30 / (time.perf_counter() - t0) / 1e9
     load = os.getloadavg()
-    return (
-        f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; numpy matmul {gflops:.1f} GFLOP/s"
-    )
+    return f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; numpy matmul {gflops:.1f} GFLOP/s"
 
 
 def main() -> None:

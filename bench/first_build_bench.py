@@ -77,7 +77,11 @@ def make_vault(root: Path, items: list[tuple[str, str]]) -> None:
     from ccmemory.vault import Vault
 
     root.mkdir(parents=True)
-    for cmd in (["init", "-q", "-b", "main"], ["config", "user.email", "b@example.com"], ["config", "user.name", "B"]):
+    for cmd in (
+        ["init", "-q", "-b", "main"],
+        ["config", "user.email", "b@example.com"],
+        ["config", "user.name", "B"],
+    ):
         subprocess.run(["git", *cmd], cwd=root, check=True)
     init_vault(root)
     vault = Vault(root)
@@ -107,7 +111,9 @@ def main() -> None:
     dq = LocalMiniLM(per_row=False)
     if not args.no_dq:
         dq.load()
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores; n={args.n}; {time.strftime('%H:%M UTC', time.gmtime())}")
+    print(
+        f"python {sys.version.split()[0]}, {os.cpu_count()} cores; n={args.n}; {time.strftime('%H:%M UTC', time.gmtime())}"
+    )
     tmp = Path(tempfile.mkdtemp(prefix="ccm-firstbuild-"))
     try:
         for kind in [k.strip() for k in args.kinds.split(",") if k.strip()]:

@@ -33,10 +33,20 @@ PAYLOAD_TOOL = {
         "filePath": "src/auth/token.ts",
         "oldString": "localStorage.setItem('token', token)",
         "newString": "document.cookie = `token=${token}; HttpOnly; Secure; SameSite=Strict`",
-        "originalFile": "export function save(token: string) {\n  localStorage.setItem('token', token)\n}\n" * 40,
-        "structuredPatch": [{"oldStart": 2, "oldLines": 1, "newStart": 2, "newLines": 1,
-                             "lines": ["-  localStorage.setItem('token', token)",
-                                       "+  document.cookie = `token=${token}; HttpOnly`"]}],
+        "originalFile": "export function save(token: string) {\n  localStorage.setItem('token', token)\n}\n"
+        * 40,
+        "structuredPatch": [
+            {
+                "oldStart": 2,
+                "oldLines": 1,
+                "newStart": 2,
+                "newLines": 1,
+                "lines": [
+                    "-  localStorage.setItem('token', token)",
+                    "+  document.cookie = `token=${token}; HttpOnly`",
+                ],
+            }
+        ],
         "userModified": False,
         "replaceAll": False,
     },
@@ -46,8 +56,9 @@ PAYLOAD_TOOL = {
 
 def timed(cmd: list[str], data: bytes | None, cwd: Path, env: dict[str, str]) -> float:
     start = time.perf_counter()
-    subprocess.run(cmd, input=data, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                   cwd=cwd, env=env, check=False)
+    subprocess.run(
+        cmd, input=data, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd, env=env, check=False
+    )
     return (time.perf_counter() - start) * 1000
 
 
@@ -64,29 +75,44 @@ def main() -> int:
     (repo / ".ccmemory").mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith("CCMEMORY_")}
     env["CCMEMORY_NO_WORKER"] = "1"
-    payload = json.dumps({
-        "session_id": "5f2c0b7e-1c1d-4c4b-9a51-8f3e2d1c0a99",
-        "transcript_path": str(tmp / "session.jsonl"),
-        "cwd": str(repo), "permission_mode": "default", "hook_event_name": "PostToolUse",
-        **PAYLOAD_TOOL,
-    }).encode()
+    payload = json.dumps(
+        {
+            "session_id": "5f2c0b7e-1c1d-4c4b-9a51-8f3e2d1c0a99",
+            "transcript_path": str(tmp / "session.jsonl"),
+            "cwd": str(repo),
+            "permission_mode": "default",
+            "hook_event_name": "PostToolUse",
+            **PAYLOAD_TOOL,
+        }
+    ).encode()
     exe = sys.executable
     console = shutil.which("ccmemory", path=str(Path(exe).parent)) or shutil.which("ccmemory")
     wrapper = Path(__file__).resolve().parent.parent / "plugin" / "scripts" / "hook.sh"
     env["PATH"] = f"{Path(exe).parent}{os.pathsep}{env.get('PATH', '')}"
     variants = {
         "python -c pass": ([exe, "-c", "pass"], None),
-        "plugin/scripts/hook.sh PostToolUse (what Claude Code runs)": ([str(wrapper), "PostToolUse"],
-                                                                        payload),
+        "plugin/scripts/hook.sh PostToolUse (what Claude Code runs)": (
+            [str(wrapper), "PostToolUse"],
+            payload,
+        ),
         "ccmemory hook PostToolUse (console script)": ([console, "hook", "PostToolUse"], payload)
-        if console else None,
-        "python -m ccmemory hook PostToolUse": ([exe, "-m", "ccmemory", "hook", "PostToolUse"],
-                                                payload),
+        if console
+        else None,
+        "python -m ccmemory hook PostToolUse": ([exe, "-m", "ccmemory", "hook", "PostToolUse"], payload),
         "ccmemory hook UserPromptSubmit (console script)": (
             [console, "hook", "UserPromptSubmit"],
-            json.dumps({"session_id": "s", "cwd": str(repo), "transcript_path": "",
-                        "hook_event_name": "UserPromptSubmit", "prompt": "add a test"}).encode())
-        if console else None,
+            json.dumps(
+                {
+                    "session_id": "s",
+                    "cwd": str(repo),
+                    "transcript_path": "",
+                    "hook_event_name": "UserPromptSubmit",
+                    "prompt": "add a test",
+                }
+            ).encode(),
+        )
+        if console
+        else None,
     }
     runs: dict[str, list[float]] = {k: [] for k, v in variants.items() if v}
     for v in variants.values():  # warm-up (page cache, pyc)
@@ -97,17 +123,23 @@ def main() -> int:
             if v:
                 runs[name].append(timed(v[0], v[1], repo, env))
     base = statistics.median(runs["python -c pass"])
-    lines = [f"| {name} | {statistics.median(t):.1f} | {min(t):.1f} | "
-             f"{statistics.median(t) / base:.2f}x |" for name, t in runs.items()]
+    lines = [
+        f"| {name} | {statistics.median(t):.1f} | {min(t):.1f} | {statistics.median(t) / base:.2f}x |"
+        for name, t in runs.items()
+    ]
     spooled = sum(1 for _ in (repo / ".ccmemory/local/spool").glob("*.jsonl"))
-    report = "\n".join([
-        "| command | median ms | min ms | vs python -c pass |",
-        "|---|---|---|---|",
-        *lines,
-    ])
+    report = "\n".join(
+        [
+            "| command | median ms | min ms | vs python -c pass |",
+            "|---|---|---|---|",
+            *lines,
+        ]
+    )
     print(report)
-    print(f"({args.runs} interleaved runs; python {platform.python_version()}; "
-          f"{os.cpu_count()} CPUs; spool files written: {spooled})")
+    print(
+        f"({args.runs} interleaved runs; python {platform.python_version()}; "
+        f"{os.cpu_count()} CPUs; spool files written: {spooled})"
+    )
     if args.write:
         cmd = f"python bench/hook_bench.py --runs {args.runs} --write {args.write}"
         args.write.write_text(

@@ -56,11 +56,7 @@ def stem(word: str) -> str:
 
 def terms(text: str) -> list[str]:
     """The analysed terms of ``text`` in order, repeats kept (what the index stores)."""
-    return [
-        stem(w)
-        for w in _WORD.findall(fold(text))
-        if len(w) <= MAX_WORD and w not in STOPWORDS
-    ]
+    return [stem(w) for w in _WORD.findall(fold(text)) if len(w) <= MAX_WORD and w not in STOPWORDS]
 
 
 def analyse(text: str) -> str:

@@ -291,9 +291,7 @@ class LocalMiniLM:
                 return start(int8graph.prepared(path, per_row=self.per_row))
             except Exception as exc:
                 error = exc
-        raise EmbedderUnavailable(
-            f"integer graph of {path} does not load: {_first_line(error)}"
-        ) from error
+        raise EmbedderUnavailable(f"integer graph of {path} does not load: {_first_line(error)}") from error
 
     def embed(self, texts: Sequence[str], kind: Kind = "document") -> Vectors:
         """Embed ``texts``; ``kind`` is accepted for the protocol (MiniLM is symmetric)."""

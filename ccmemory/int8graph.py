@@ -177,9 +177,7 @@ def rewrite(source: Path, *, per_row: bool = True) -> tuple[bytes, int]:
             weight, scale = pair
             x, y = node.input[0], node.output[0]
             nodes += [
-                helper.make_node(
-                    "DynamicQuantizeLinear", [x], [f"{tag}/xq", f"{tag}/xs", f"{tag}/xz"]
-                ),
+                helper.make_node("DynamicQuantizeLinear", [x], [f"{tag}/xq", f"{tag}/xs", f"{tag}/xz"]),
                 helper.make_node("MatMulInteger", [f"{tag}/xq", weight, f"{tag}/xz"], [f"{tag}/yi"]),
                 helper.make_node("Cast", [f"{tag}/yi"], [f"{tag}/yf"], to=TensorProto.FLOAT),
                 helper.make_node("Mul", [f"{tag}/xs", scale], [f"{tag}/s"]),
@@ -241,4 +239,3 @@ def prepared(source: Path, *, per_row: bool = True) -> Path | bytes:
     except OSError:
         return data
     return target
-

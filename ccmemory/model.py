@@ -10,6 +10,7 @@ import os
 import re
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
@@ -322,6 +323,18 @@ class Relation:
         return out
 
 
+def merge_relations(supersedes: Iterable[str], relations: Iterable[Relation]) -> list[Relation]:
+    """`supersedes` as SUPERSEDES relations plus `relations`, one per (type, target), sorted by
+    them; a reason given anywhere is kept (the last one given wins). The index stores these."""
+    merged: dict[tuple[str, str], str | None] = {}
+    for target in supersedes:
+        merged.setdefault(("SUPERSEDES", target), None)
+    for rel in relations:
+        if (rel.type, rel.target) not in merged or rel.reason:
+            merged[(rel.type, rel.target)] = rel.reason
+    return [Relation(t, target, reason) for (t, target), reason in sorted(merged.items())]
+
+
 @dataclass
 class Memory:
     id: str
@@ -347,14 +360,8 @@ class Memory:
         return TYPES[self.type]
 
     def all_relations(self) -> list[Relation]:
-        """Relations including `supersedes` entries as SUPERSEDES edges (deduplicated)."""
-        out = [Relation("SUPERSEDES", t) for t in self.supersedes]
-        seen = {(r.type, r.target) for r in out}
-        for r in self.relations:
-            if (r.type, r.target) not in seen:
-                seen.add((r.type, r.target))
-                out.append(r)
-        return out
+        """Relations including `supersedes` entries as SUPERSEDES edges (`merge_relations`)."""
+        return merge_relations(self.supersedes, self.relations)
 
     def text_fields(self) -> str:
         """The type's prose fields joined, for full-text indexing."""

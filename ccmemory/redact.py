@@ -210,7 +210,9 @@ _PATTERN_LIST: list[tuple[str, tuple[str, int], int]] = [
     # mysql -pPASS (the password glued to -p), and --password=… / --password … on any command line
     (
         "cli_password",
-        _src(r"(?i)\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n|;&]*?\s-p([^\s\"'-][^\s\"']{0,255})"),
+        _src(
+            r"(?i)\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n|;&]*?\s-p([^\s\"'-][^\s\"']{0,255})"
+        ),
         1,
     ),
     ("cli_password", _src(r"(?i)(?:^|\s)--pass(?:word)?(?:=|\s+)(?!-)([^\s\"']{1,256})"), 1),

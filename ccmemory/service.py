@@ -71,7 +71,7 @@ class Service:
     def index(self) -> Index:
         if self._index is None:
             self._index = open_index(self.config, self.vault.dir)
-            if getattr(self._index, "moved_aside", None):
+            if self._index.moved_aside:
                 # a corrupt cache was moved aside (never deleted): refill it from the files now
                 reindex(self.vault, self._index, self.project, main_branch=self.config.main_branch)
         return self._index

@@ -96,13 +96,9 @@ def _full_beside(
     it in atomically (SQLite: `fresh_beside` / `swap_in`): readers (SessionStart context, MCP)
     keep the old index during the rebuild, and a killed rebuild leaves it untouched. A corrupt
     live file is moved aside first. None: the backend cannot, fall back to clear + refill."""
-    fresh_beside = getattr(index, "fresh_beside", None)
-    if fresh_beside is None:
-        return None
-    healthy = getattr(index, "healthy", None)
-    if healthy is not None and not healthy():
-        index.reset_corrupt()  # type: ignore[attr-defined]
-    fresh = fresh_beside(project)
+    if not index.healthy():
+        index.reset_corrupt()
+    fresh = index.fresh_beside(project)
     if fresh is None:
         return None
     try:
@@ -116,12 +112,9 @@ def _full_beside(
             local_author=local_author,
         )
     except BaseException:
-        fresh.close()
-        from ccmemory.index.sqlite import _remove_db_files
-
-        _remove_db_files(fresh.location)
+        index.discard(fresh)
         raise
-    index.swap_in(fresh)  # type: ignore[attr-defined]
+    index.swap_in(fresh)
     return report
 
 

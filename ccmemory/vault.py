@@ -171,9 +171,7 @@ def _prescan(src: str) -> None:
                 stack[-1][1] += n
             total += n
             if total > MAX_YAML_NODES or (stack and stack[-1][1] > MAX_YAML_NODES):
-                raise YAMLLimit(
-                    _line(ev), f"YAML expands to more than {MAX_YAML_NODES} values (alias bomb?)"
-                )
+                raise YAMLLimit(_line(ev), f"YAML expands to more than {MAX_YAML_NODES} values (alias bomb?)")
     finally:
         dispose = getattr(loader, "dispose", None)
         if dispose:
@@ -261,8 +259,11 @@ def strip_comments(body: str) -> str:
     while i < len(fences):
         opening = fences[i]
         closing = next(
-            (f for f in fences[i + 1 :] if f.group(1)[0] == opening.group(1)[0]
-             and len(f.group(1)) >= len(opening.group(1))),
+            (
+                f
+                for f in fences[i + 1 :]
+                if f.group(1)[0] == opening.group(1)[0] and len(f.group(1)) >= len(opening.group(1))
+            ),
             None,
         )
         end = closing.end() if closing else len(body)

@@ -158,7 +158,9 @@ def repo_index(tmp_path: Path) -> SQLiteIndex:
     return idx
 
 
-def test_text_candidates_fast_path_equals_the_full_query(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_text_candidates_fast_path_equals_the_full_query(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The prefix shortcut of SQLiteIndex._text_candidates never changes which candidates come back:
     with a tiny prefix and cap, ties at the boundary and filters that drop most of the prefix, the
     answer equals the plain 'filter every match, order by (bm25, id)' query."""

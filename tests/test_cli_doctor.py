@@ -36,7 +36,12 @@ def test_doctor_sqlite(repo: Path, run_cli: RunCli) -> None:
     assert "server" not in idx
     assert data["embedder"] == {"available": True, "name": "minilm-l6-int8-rq", "dim": 384}
     assert data["capture"]["provider"]
-    assert set(data["git_hooks"]["installed"]) == {"post-merge", "post-checkout", "post-rewrite", "pre-commit"}
+    assert set(data["git_hooks"]["installed"]) == {
+        "post-merge",
+        "post-checkout",
+        "post-rewrite",
+        "pre-commit",
+    }
     text = run_cli(repo, "doctor").stdout
     assert "backend      sqlite" in text and "2 memories (curated 2)" in text
     assert ".ccmemory/facts/2026-11-21-broken.md:" in text and "embedder" in text and "git hooks" in text
@@ -104,5 +109,7 @@ def test_doctor_neo4j_down(repo: Path, run_cli: RunCli) -> None:
 
 def test_doctor_names_a_missing_model(repo: Path, run_cli: RunCli, tmp_path: Path) -> None:
     missing = tmp_path / "nope.onnx"
-    data = json.loads(run_cli(repo, "doctor", "--json", env={"CCMEMORY_MODEL_PATH": str(missing)}, check=False).stdout)
+    data = json.loads(
+        run_cli(repo, "doctor", "--json", env={"CCMEMORY_MODEL_PATH": str(missing)}, check=False).stdout
+    )
     assert data["embedder"]["available"] is False and str(missing) in data["embedder"]["reason"]

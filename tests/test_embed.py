@@ -153,8 +153,11 @@ def test_integer_graph_is_cached_and_close_to_the_float_path(
     again.load()
     slow = E.LocalMiniLM(integer=False)
     assert (fast.name, slow.name) == ("minilm-l6-int8-rq", "minilm-l6-int8")
-    texts = ["where do login tokens live", "auth tokens are stored in httpOnly cookies",
-             "the release notes are generated from the changelog every Friday"]
+    texts = [
+        "where do login tokens live",
+        "auth tokens are stored in httpOnly cookies",
+        "the release notes are generated from the changelog every Friday",
+    ]
     a, b = again.embed(texts), slow.embed(texts)
     assert float(np.min((a * b).sum(axis=1))) > 0.98
     assert not np.array_equal(a, b)  # really a different graph

@@ -69,7 +69,7 @@ def test_round_trip_of_a_provisional_id() -> None:
 
 def test_index_payload_is_to_dict_with_applies_to_inside_fields() -> None:
     from ccmemory.index.base import IndexedMemory
-    from ccmemory.index.sqlite import memory_payload
+    from ccmemory.index.derive import payload as memory_payload
 
     m = _memory()
     payload = json.loads(memory_payload(m))

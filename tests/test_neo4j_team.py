@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from ccmemory.config import Config
-from ccmemory.index.base import Filters, IndexError_
+from ccmemory.index.base import Filters, IndexUnavailable
 from ccmemory.index.sqlite import SQLiteIndex
 from ccmemory.model import Relation
 from ccmemory.service import Service
@@ -174,7 +174,7 @@ def test_projects_are_isolated(team: dict[str, Any]) -> None:
 
 
 def test_wrong_password_names_uri_and_cause(neo4j_server: Neo4jServer) -> None:
-    with pytest.raises(IndexError_) as err:
+    with pytest.raises(IndexUnavailable) as err:
         neo(neo4j_server, password="definitely-wrong")
     msg = str(err.value)
     assert neo4j_server.uri in msg and "authentication failed" in msg
@@ -188,7 +188,7 @@ def free_port() -> int:
 
 def test_server_down_names_uri(neo4j_server: Neo4jServer) -> None:
     uri = f"bolt://127.0.0.1:{free_port()}"
-    with pytest.raises(IndexError_) as err:
+    with pytest.raises(IndexUnavailable) as err:
         neo(neo4j_server, uri=uri)
     assert uri in str(err.value) and "unreachable" in str(err.value)
 
@@ -303,7 +303,7 @@ def test_connection_lost_mid_reindex_then_converges(
                 proxy.cut()
 
         monkeypatch.setattr(neo4j_mod.Neo4jIndex, "_derive", derive_then_cut)
-        with pytest.raises(IndexError_) as err:
+        with pytest.raises(IndexUnavailable) as err:
             sync_reindex(vault, idx, project)
         assert f"127.0.0.1:{proxy.port}" in str(err.value)
         assert file_hashes(vault) == before  # files untouched

@@ -110,9 +110,7 @@ def test_text_search_is_ready_before_embedding_finishes(repo: Path) -> None:
     assert seen[-1][2] == 0
 
 
-def test_search_embeds_at_most_one_batch_and_says_it_is_warming_up(
-    repo: Path, no_spawn: list[Path]
-) -> None:
+def test_search_embeds_at_most_one_batch_and_says_it_is_warming_up(repo: Path, no_spawn: list[Path]) -> None:
     n = SEARCH_EMBED_BATCH * 3 + 5
     with text_indexed(repo, n, Counting) as (svc, counting):
         resp = svc.search("where is the tenant invoice kept", limit=5)
@@ -253,8 +251,15 @@ def test_status_file_is_untrusted_input(repo: Path) -> None:
 
     local = repo / ".ccmemory" / "local"
     local.mkdir(parents=True, exist_ok=True)
-    for raw in (b"", b"[1]", b'{"embedder": "m", "pending": -3}', b'{"embedder": "m", "pending": true}',
-                b'{"embedder": "x", "pending": 3}', b"\xff\xfe", b'{"embedder": "m", "pending": "9"}'):
+    for raw in (
+        b"",
+        b"[1]",
+        b'{"embedder": "m", "pending": -3}',
+        b'{"embedder": "m", "pending": true}',
+        b'{"embedder": "x", "pending": 3}',
+        b"\xff\xfe",
+        b'{"embedder": "m", "pending": "9"}',
+    ):
         (local / warming.STATUS).write_bytes(raw)
         assert warming.read_status(repo, "m") is None, raw
     warming.write_status(local, "m", 12)
@@ -325,9 +330,7 @@ def test_background_worker_embeds_what_is_missing_even_when_nothing_changed(repo
     assert warming.read_status(repo, name) == 0
 
 
-def test_watch_hands_embedding_to_the_background_worker(
-    repo: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_watch_hands_embedding_to_the_background_worker(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A real watcher (watchdog on a temp git repo): a new memory is searchable as full text as
     soon as its pass is done; the watch loop never loads the model or embeds; the background
     worker it starts computes the vectors."""

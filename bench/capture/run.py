@@ -179,8 +179,8 @@ def main() -> int:
         "looked at while writing the rules, but its phrasings come from the same hand, so its "
         "figure is optimistic. `probes` are 30 adversarial utterances written after the rules: "
         "their first run gave written 13, right 10, precision 0.769, recall 0.714, inversions 0; "
-        "two filters were then added for what it exposed (reported speech \"claims\", the hedge "
-        "\"I'd\"), so the probes row above is no longer held out.",
+        'two filters were then added for what it exposed (reported speech "claims", the hedge '
+        '"I\'d"), so the probes row above is no longer held out.',
         "",
         *(notes or ["No false positive, inversion or miss."]),
         "",

@@ -100,9 +100,7 @@ def load(path: Path) -> tuple[list[Conversation], dict[str, int]]:
                 dia = t["dia_id"]
                 m = _EVID.fullmatch(dia)
                 dia = f"D{int(m.group(1))}:{int(m.group(2))}" if m else dia
-                turns.append(
-                    Turn(dia, t["speaker"], t["text"], t.get("blip_caption") or "", n, date)
-                )
+                turns.append(Turn(dia, t["speaker"], t["text"], t.get("blip_caption") or "", n, date))
             n += 1
         index = {t.dia_id: i for i, t in enumerate(turns)}
         conv = Conversation(item.get("sample_id", f"conv-{len(convs)}"), turns)
@@ -142,8 +140,7 @@ def text_scores(conv: Conversation, cfg: TextConfig) -> list[dict[int, float]]:
     """Per question: {turn index: -bm25} (higher = better) for the matching turns."""
     db = sqlite3.connect(":memory:")
     db.execute(
-        "CREATE VIRTUAL TABLE t USING fts5(body, speaker, caption, context, "
-        f"tokenize = '{cfg.tokenizer}')"
+        f"CREATE VIRTUAL TABLE t USING fts5(body, speaker, caption, context, tokenize = '{cfg.tokenizer}')"
     )
     rows = []
     for i, turn in enumerate(conv.turns):
@@ -184,8 +181,7 @@ class VectorCache:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.db = sqlite3.connect(path)
         self.db.execute(
-            "CREATE TABLE IF NOT EXISTS v (embedder TEXT, hash TEXT, vec BLOB, "
-            "PRIMARY KEY (embedder, hash))"
+            "CREATE TABLE IF NOT EXISTS v (embedder TEXT, hash TEXT, vec BLOB, PRIMARY KEY (embedder, hash))"
         )
         self.embedder = embedder
 
@@ -210,10 +206,7 @@ class VectorCache:
             )
             self.db.executemany(
                 "INSERT OR REPLACE INTO v VALUES (?, ?, ?)",
-                [
-                    (name, h, v.astype("<f4").tobytes())
-                    for (h, _), v in zip(todo, vecs, strict=True)
-                ],
+                [(name, h, v.astype("<f4").tobytes()) for (h, _), v in zip(todo, vecs, strict=True)],
             )
             self.db.commit()
             for (h, _), v in zip(todo, vecs, strict=True):
@@ -350,9 +343,7 @@ def evaluate(
     return {m: np.concatenate(v).mean(axis=0) for m, v in res.items()}
 
 
-def score_all(
-    convs: list[Conversation], tcfg: TextConfig, scfg: SemConfig, cache: VectorCache
-) -> Scored:
+def score_all(convs: list[Conversation], tcfg: TextConfig, scfg: SemConfig, cache: VectorCache) -> Scored:
     return Scored(
         [text_scores(c, tcfg) for c in convs],
         [semantic_scores(c, scfg, cache) for c in convs],
@@ -391,8 +382,7 @@ def sweep(convs: list[Conversation], cache: VectorCache, base: tuple) -> None:
 
     def show(label: str, r: dict[str, np.ndarray]) -> None:
         print(
-            f"{label:60s} text {fmt(r['text'])} | sem {fmt(r['semantic'])} "
-            f"| hyb {fmt(r['hybrid'])}",
+            f"{label:60s} text {fmt(r['text'])} | sem {fmt(r['semantic'])} | hyb {fmt(r['hybrid'])}",
             flush=True,
         )
 
@@ -409,9 +399,7 @@ def sweep(convs: list[Conversation], cache: VectorCache, base: tuple) -> None:
     for doc in DOC_FORMATS:
         show(f"sem doc={doc}", run(tcfg, replace(scfg, doc=doc), hcfg))
     sc = score_all(tune, tcfg, scfg, cache)
-    for method, k, wt, ws, nb in itertools.product(
-        ["rrf"], [10, 30, 60], [1.0], [0.5, 1.0, 1.5], [0.0, 0.3]
-    ):
+    for method, k, wt, ws, nb in itertools.product(["rrf"], [10, 30, 60], [1.0], [0.5, 1.0, 1.5], [0.0, 0.3]):
         h = replace(hcfg, method=method, k=k, w_text=wt, w_sem=ws, neighbour=nb)
         show(f"hyb {h}", evaluate(tune, sc, h, range(len(tune))))
     for norm, ws, nb in itertools.product(["minmax", "zscore"], [0.5, 1.0, 2.0], [0.0, 0.3]):

@@ -58,10 +58,16 @@ def notes(n: int, seed: int = 20) -> list[tuple[str, str]]:
     rng = random.Random(seed)
 
     def sentence(k: int) -> str:
-        return " ".join(rng.choice(GLUE) if i % 3 == 1 else rng.choice(WORDS) for i in range(k)).capitalize() + "."
+        return (
+            " ".join(rng.choice(GLUE) if i % 3 == 1 else rng.choice(WORDS) for i in range(k)).capitalize()
+            + "."
+        )
 
     return [
-        (f"{sentence(rng.randint(5, 8)).rstrip('.')} {i}", " ".join(sentence(rng.randint(8, 14)) for _ in range(3)))
+        (
+            f"{sentence(rng.randint(5, 8)).rstrip('.')} {i}",
+            " ".join(sentence(rng.randint(8, 14)) for _ in range(3)),
+        )
         for i in range(n)
     ]
 
@@ -108,8 +114,17 @@ def install_basic_memory(python: str) -> Path:
     overrides = venv / "overrides.txt"
     overrides.write_text(BM_OVERRIDES)
     subprocess.run(
-        [str(venv / "bin" / "uv"), "pip", "install", "-q", "--python", str(venv / "bin" / "python"),
-         f"basic-memory=={BM_VERSION}", "--override", str(overrides)],
+        [
+            str(venv / "bin" / "uv"),
+            "pip",
+            "install",
+            "-q",
+            "--python",
+            str(venv / "bin" / "python"),
+            f"basic-memory=={BM_VERSION}",
+            "--override",
+            str(overrides),
+        ],
         check=True,
     )
     return bm
@@ -120,7 +135,9 @@ def write_bm(folder: Path, items: list[tuple[str, str]]) -> list[Path]:
     paths = []
     for i, (title, body) in enumerate(items):
         p = folder / f"note-{i:05d}.md"
-        p.write_text(f"---\ntitle: {title}\ntype: note\npermalink: note-{i:05d}\n---\n\n# {title}\n\n{body}\n")
+        p.write_text(
+            f"---\ntitle: {title}\ntype: note\npermalink: note-{i:05d}\n---\n\n# {title}\n\n{body}\n"
+        )
         paths.append(p)
     return paths
 
@@ -164,7 +181,11 @@ class CCMemory:
 
         self.root, self.timeout = work / "ccm", timeout
         self.root.mkdir()
-        for cmd in (["init", "-q", "-b", "main"], ["config", "user.email", "b@example.com"], ["config", "user.name", "B"]):
+        for cmd in (
+            ["init", "-q", "-b", "main"],
+            ["config", "user.email", "b@example.com"],
+            ["config", "user.name", "B"],
+        ):
             subprocess.run(["git", *cmd], cwd=self.root, check=True)
         init_vault(self.root)
         vault = Vault(self.root)
@@ -203,7 +224,10 @@ def main() -> None:
     ap.add_argument("--write", help="append the result table to this markdown file")
     args = ap.parse_args()
 
-    lines = [f"## {args.n} notes, {args.runs} alternating runs ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})", ""]
+    lines = [
+        f"## {args.n} notes, {args.runs} alternating runs ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})",
+        "",
+    ]
     print(lines[0], flush=True)
     try:
         bm_path = install_basic_memory(find_python(args.python))
@@ -237,7 +261,10 @@ def main() -> None:
                         print(f"  {name} {step}: failed: {exc}", flush=True)
                         s = float("nan")
                     figures[name].setdefault(step, []).append(s)
-                    print(f"  run {r + 1} {name:12s} {step:9s} {s:8.2f} s  load {before} -> {load()}", flush=True)
+                    print(
+                        f"  run {r + 1} {name:12s} {step:9s} {s:8.2f} s  load {before} -> {load()}",
+                        flush=True,
+                    )
             loads.append(load())
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -253,7 +280,10 @@ def main() -> None:
         a, b = figures["ccmemory"].get(step, []), figures["basic-memory"].get(step, [])
         ratio = f"{statistics.median(b) / statistics.median(a):.1f}×" if a and b else "—"
         lines.append(f"| {step} | {cell(a)} | {cell(b)} | {ratio} |")
-    lines += ["", f"Load average (1 min) at the start and after each run: {', '.join(loads)} (2 shared cores)."]
+    lines += [
+        "",
+        f"Load average (1 min) at the start and after each run: {', '.join(loads)} (2 shared cores).",
+    ]
     if bm_problem:
         lines += ["", bm_problem]
     text = "\n".join(lines) + "\n"

@@ -46,9 +46,8 @@ def _index_report(config: Any, vault: Any) -> dict[str, Any]:
         return out
     try:
         out["location"] = index.location
-        server_info = getattr(index, "server_info", None)
-        if server_info is not None:
-            info = server_info()
+        info = index.server_info()
+        if info is not None:
             want_cons, want_idx = _expected_schema()
             have_idx = info["indexes"]
             missing = [n for n in want_cons if n not in info["constraints"]]
@@ -63,9 +62,8 @@ def _index_report(config: Any, vault: Any) -> dict[str, Any]:
                 "not_online": not_online,
                 "vector_index": "embedding_vectors" in have_idx,
             }
-            scope = getattr(index, "scope", None)
-            if scope is not None:
-                out["scope"] = scope
+            if index.scope is not None:
+                out["scope"] = index.scope
         stats = index.stats(config.project)
         out["counts"] = {k: stats[k] for k in ("memories", "by_type", "by_status", "relations", "vectors")}
         out["invalid_files"] = [

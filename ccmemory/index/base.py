@@ -47,10 +47,6 @@ class IndexUnavailable(CcmemoryError):
     )
 
 
-#: The old name, kept while the index backends (being split into packages in parallel) still use it.
-IndexError_ = IndexUnavailable
-
-
 @dataclass
 class FileRecord:
     path: str  # repo-relative POSIX path
@@ -60,7 +56,6 @@ class FileRecord:
     memory: Memory | None = None  # None when the file is invalid
     error: str | None = None
     error_line: int | None = None
-
 
 
 #: The list and dict fields both backends store as JSON text, in their column order.
@@ -127,7 +122,7 @@ class IndexedMemory:
     def from_payload(
         cls, d: Mapping[str, Any], *, path: str, status: str, project: str, hash: str
     ) -> IndexedMemory:
-        """From the JSON payload a file record stores (`sqlite.memory_payload`)."""
+        """From the JSON payload a file record stores (`derive.payload`)."""
         return cls(
             id=d["id"],
             type=d["type"],
@@ -290,6 +285,76 @@ class Index(Protocol):
         ...
 
     def close(self) -> None: ...
+
+    # --- optional capabilities ----------------------------------------------------------------
+    # Every backend has each member below; one without the capability gives the documented
+    # "absent" answer (None, or True for `healthy`), so callers test the answer, never probe
+    # with getattr. SQLite: fresh_beside/swap_in/discard, healthy/reset_corrupt, moved_aside.
+    # Neo4j: server_info, scope.
+
+    @property
+    def scope(self) -> str | None:
+        """The indexing user's scope of file records on a shared index ("" for an unknown user);
+        None: records are not scoped (an embedded index)."""
+        ...
+
+    @property
+    def moved_aside(self) -> str | None:
+        """Where a corrupt local index file was moved when opened (refill it from the files);
+        None: nothing was moved, or the index has no local file."""
+        ...
+
+    def server_info(self) -> dict[str, Any] | None:
+        """Version, edition and schema state of an index server, for `ccmemory doctor`:
+        {"version", "edition", "indexes": {name: {"type", "state"}}, "constraints": [names]}.
+        None: an embedded index, no server."""
+        ...
+
+    def healthy(self) -> bool:
+        """A full integrity check of local storage (`reindex --full` runs it); True when the
+        backend has no such check (a server checks its own store)."""
+        ...
+
+    def reset_corrupt(self) -> str | None:
+        """Move a corrupt local index aside and reopen empty; where it went, or None when there
+        is no local file to move."""
+        ...
+
+    def fresh_beside(self, project: str) -> Index | None:
+        """An empty index to rebuild `project` into while readers keep using this one (then
+        `swap_in`, or `discard` on failure); None when the backend cannot (Neo4j) or not now."""
+        ...
+
+    def swap_in(self, fresh: Index) -> None:
+        """Replace this index's content with `fresh` (from `fresh_beside`) atomically."""
+        ...
+
+    def discard(self, fresh: Index) -> None:
+        """Close and delete an index `fresh_beside` gave that will not be swapped in."""
+        ...
+
+
+def stats_summary(
+    backend: str,
+    location: str,
+    by_type: dict[str, int],
+    by_status: dict[str, int],
+    *,
+    relations: int,
+    invalid_files: int,
+    vectors: int,
+) -> dict[str, Any]:
+    """The shape of `Index.stats`, the same from both backends."""
+    return {
+        "backend": backend,
+        "location": location,
+        "memories": sum(by_type.values()),
+        "by_type": by_type,
+        "by_status": by_status,
+        "relations": relations,
+        "invalid_files": invalid_files,
+        "vectors": vectors,
+    }
 
 
 def embed_text(m: IndexedMemory) -> str:

@@ -28,7 +28,7 @@ from ccmemory.index.base import (
     FileProblem,
     FileState,
     IndexedChunk,
-    IndexError_,
+    IndexUnavailable,
     chunk_embed_text,
     chunk_text_hash,
     cited_reference,
@@ -91,18 +91,26 @@ class ReferenceGraph:
         except Exception as exc:
             raise self._ref_error(exc) from None
 
-    def _ref_error(self, exc: BaseException) -> IndexError_:
+    def _scoped(self, query: str, project: str, **params: Any) -> list[Any]:
+        """`_q` with `$p` the project and `$s` this scope."""
+        return self._q(query, p=project, s=self.scope, **params)
+
+    def _exec(self, runner: Any, query: str, project: str, **params: Any) -> None:
+        """Run one write statement on this scope's reference nodes (`runner`: a session or an
+        open transaction); `$p` is the project and `$s` the scope in every statement."""
+        runner.run(query, p=project, s=self.scope, **params).consume()
+
+    def _ref_error(self, exc: BaseException) -> IndexUnavailable:
         err = getattr(self, "_error", None)
-        if callable(err) and not isinstance(exc, IndexError_):
+        if callable(err) and not isinstance(exc, IndexUnavailable):
             return err(exc)  # type: ignore[no-any-return,unused-ignore]
-        return exc if isinstance(exc, IndexError_) else IndexError_(f"{self.location}: {exc}")
+        return exc if isinstance(exc, IndexUnavailable) else IndexUnavailable(f"{self.location}: {exc}")
 
     def ref_file_states(self, project: str) -> dict[str, FileState]:
-        rows = self._q(
+        rows = self._scoped(
             "MATCH (f:RefFile {project: $p, scope: $s}) RETURN f.path AS path, f.mtime_ns AS m, f.size AS n,"
             " f.hash AS h",
-            p=project,
-            s=self.scope,
+            project,
         )
         return {r["path"]: FileState(r["path"], r["m"], r["n"], r["h"]) for r in rows}
 
@@ -146,43 +154,43 @@ class ReferenceGraph:
                 )
         try:
             with self._session() as s, s.begin_transaction() as tx:
-                tx.run(
+                self._exec(
+                    tx,
                     "UNWIND $paths AS path MATCH (f:RefFile {project: $p, scope: $s, path: path}) "
                     "OPTIONAL MATCH (f)-[:HAS_CHUNK]->(c:Chunk) DETACH DELETE c, f",
-                    p=project,
-                    s=self.scope,
+                    project,
                     paths=paths,
-                ).consume()
-                tx.run(
+                )
+                self._exec(
+                    tx,
                     "UNWIND $files AS row CREATE (f:RefFile {project: $p, scope: $s, path: row.path,"
                     " mtime_ns: row.m, size: row.n, hash: row.h, status: row.status, meta: row.meta,"
                     " error: row.error, error_line: row.line})",
-                    p=project,
-                    s=self.scope,
+                    project,
                     files=files,
-                ).consume()
+                )
                 for start in range(0, len(chunks), 1000):
-                    tx.run(
+                    self._exec(
+                        tx,
                         "UNWIND $rows AS row MATCH (f:RefFile {project: $p, scope: $s, path: row.path}) "
                         "CREATE (f)-[:HAS_CHUNK]->(:Chunk {project: $p, scope: $s, id: row.id,"
                         " path: row.path, ord: row.ord, heading_path: row.hp, heading: row.heading,"
                         " text: row.text,"
                         " text_hash: row.th, links: row.links})",
-                        p=project,
-                        s=self.scope,
+                        project,
                         rows=chunks[start : start + 1000],
-                    ).consume()
-                tx.run(
+                    )
+                self._exec(
+                    tx,
                     "UNWIND $paths AS path MATCH (a:Chunk {project: $p, scope: $s, path: path}) "
                     "MATCH (b:Chunk {project: $p, scope: $s, path: path, ord: a.ord + 1}) "
                     "CREATE (a)-[:NEXT]->(b)",
-                    p=project,
-                    s=self.scope,
+                    project,
                     paths=sorted({c["path"] for c in chunks}),
-                ).consume()
+                )
                 tx.commit()
             self._relink(project)
-        except IndexError_:
+        except IndexUnavailable:
             raise
         except Exception as exc:
             raise self._ref_error(exc) from None
@@ -193,35 +201,33 @@ class ReferenceGraph:
 
         root = REF_ROOT + "/"
         with self._session() as s, s.begin_transaction() as tx:
-            tx.run(
-                "MATCH (:Chunk {project: $p, scope: $s})-[r:REFERENCES]->() DELETE r", p=project, s=self.scope
-            ).consume()
-            tx.run(
+            self._exec(tx, "MATCH (:Chunk {project: $p, scope: $s})-[r:REFERENCES]->() DELETE r", project)
+            self._exec(
+                tx,
                 "MATCH (:Memory {project: $p})-[r:CITES_CHUNK]->(:Chunk {project: $p, scope: $s}) DELETE r",
-                p=project,
-                s=self.scope,
-            ).consume()
+                project,
+            )
             # links to reference files: the named section, else the file's first chunk
-            tx.run(
+            self._exec(
+                tx,
                 "MATCH (a:Chunk {project: $p, scope: $s}) WHERE size(a.links) > 0 "
                 "UNWIND a.links AS link WITH a, split(link, '#') AS parts WHERE parts[0] STARTS WITH $root "
                 "WITH a, parts[0] AS path, substring(parts[0], size($root)) + '#' + parts[1] AS want "
                 "MATCH (b:Chunk {project: $p, scope: $s, path: path}) "
                 "WITH a, b ORDER BY (b.id = want) DESC, b.ord "
                 "WITH a, head(collect(b)) AS b MERGE (a)-[:REFERENCES]->(b)",
-                p=project,
-                s=self.scope,
+                project,
                 root=root,
-            ).consume()
+            )
             # links to memory files: the memory that file currently serves
-            tx.run(
+            self._exec(
+                tx,
                 "MATCH (a:Chunk {project: $p, scope: $s}) WHERE size(a.links) > 0 "
                 "UNWIND a.links AS link WITH a, split(link, '#')[0] AS path WHERE NOT path STARTS WITH $root "
                 "MATCH (m:Memory {project: $p, path: path}) MERGE (a)-[:REFERENCES]->(m)",
-                p=project,
-                s=self.scope,
+                project,
                 root=root,
-            ).consume()
+            )
             cites = [
                 (r["src"], r["dst"])
                 for r in tx.run(
@@ -235,34 +241,33 @@ class ReferenceGraph:
                 if ref is not None:
                     path, _, anchor = ref.partition("#")
                     rows.append({"src": src, "path": root + path, "id": ref if anchor else None})
-            tx.run(
+            self._exec(
+                tx,
                 "UNWIND $rows AS row MATCH (m:Memory {project: $p, id: row.src}) "
                 "MATCH (c:Chunk {project: $p, scope: $s, path: row.path}) "
                 "WHERE row.id IS NULL OR c.id = row.id MERGE (m)-[:CITES_CHUNK]->(c)",
-                p=project,
-                s=self.scope,
+                project,
                 rows=rows,
-            ).consume()
+            )
             tx.commit()
 
     def ref_refresh_status(self, project: str, status_of: Callable[[str], str]) -> int:
-        rows = self._q(
+        rows = self._scoped(
             "MATCH (f:RefFile {project: $p, scope: $s}) RETURN f.path AS path, f.status AS status",
-            p=project,
-            s=self.scope,
+            project,
         )
         changes = [{"path": r["path"], "status": status_of(r["path"])} for r in rows]
         changes = [c for c, r in zip(changes, rows, strict=True) if c["status"] != r["status"]]
         try:
             if changes:
                 with self._session() as s:
-                    s.run(
+                    self._exec(
+                        s,
                         "UNWIND $rows AS row MATCH (f:RefFile {project: $p, scope: $s, path: row.path}) "
                         "SET f.status = row.status",
-                        p=project,
-                        s=self.scope,
+                        project,
                         rows=changes,
-                    ).consume()
+                    )
             if rows:
                 self._relink(project)
         except Exception as exc:
@@ -273,22 +278,21 @@ class ReferenceGraph:
         self._ref()
         try:
             with self._session() as s:
-                s.run(
+                self._exec(
+                    s,
                     "MATCH (x:Chunk|RefFile {project: $p, scope: $s}) "
                     "CALL (x) { DETACH DELETE x } IN TRANSACTIONS OF 5000 ROWS",
-                    p=project,
-                    s=self.scope,
-                ).consume()
+                    project,
+                )
         except Exception as exc:
             raise self._ref_error(exc) from None
 
     def ref_files(self, project: str) -> list[dict[str, Any]]:
-        rows = self._q(
+        rows = self._scoped(
             "MATCH (f:RefFile {project: $p, scope: $s}) "
             "RETURN f.path AS path, f.status AS status, f.meta AS meta, f.error AS error, "
             "COUNT { (f)-[:HAS_CHUNK]->() } AS n ORDER BY path",
-            p=project,
-            s=self.scope,
+            project,
         )
         out = []
         for r in rows:
@@ -297,33 +301,30 @@ class ReferenceGraph:
         return out
 
     def ref_problems(self, project: str) -> list[FileProblem]:
-        rows = self._q(
+        rows = self._scoped(
             "MATCH (f:RefFile {project: $p, scope: $s}) WHERE f.error IS NOT NULL "
             "RETURN f.path AS path, f.error_line AS line, f.error AS error ORDER BY path",
-            p=project,
-            s=self.scope,
+            project,
         )
         return [FileProblem(r["path"], r["line"], r["error"]) for r in rows]
 
     def ref_chunks(self, project: str, ids: Sequence[str]) -> list[IndexedChunk]:
         if not ids:
             return []
-        rows = self._q(
+        rows = self._scoped(
             "UNWIND $ids AS cid MATCH (f:RefFile)-[:HAS_CHUNK]->(c:Chunk {project: $p, scope: $s, id: cid}) "
             f"RETURN {_RETURN_CHUNK}",
-            p=project,
-            s=self.scope,
+            project,
             ids=list(ids),
         )
         by_id = {r["id"]: _chunk(r) for r in rows}
         return [by_id[i] for i in ids if i in by_id]
 
     def ref_file_chunks(self, project: str, path: str) -> list[IndexedChunk]:
-        rows = self._q(
+        rows = self._scoped(
             "MATCH (f:RefFile {project: $p, scope: $s, path: $path})-[:HAS_CHUNK]->(c:Chunk) "
             f"RETURN {_RETURN_CHUNK} ORDER BY c.ord",
-            p=project,
-            s=self.scope,
+            project,
             path=path,
         )
         return [_chunk(r) for r in rows]
@@ -332,25 +333,23 @@ class ReferenceGraph:
         q = lucene_query(text)
         if not q:
             return []
-        rows = self._q(
+        rows = self._scoped(
             "CALL db.index.fulltext.queryNodes($index, $q) YIELD node AS c, score "
             "WHERE c.project = $p AND c.scope = $s "
             "RETURN c.id AS id, score ORDER BY score DESC, id ASC LIMIT $limit",
+            project,
             index=CHUNK_FULLTEXT,
             q=q,
-            p=project,
-            s=self.scope,
             limit=limit,
         )
         return [(r["id"], round(float(r["score"]), 6)) for r in rows]
 
     def ref_missing_vectors(self, project: str, embedder: str) -> list[tuple[str, str]]:
-        rows = self._q(
+        rows = self._scoped(
             "MATCH (c:Chunk {project: $p, scope: $s}) WHERE NOT EXISTS { "
             "  MATCH (e:Embedding {embedder: $emb, text_hash: c.text_hash}) } "
             "RETURN c.text_hash AS h, c.heading_path AS hp, c.text AS text ORDER BY c.id",
-            p=project,
-            s=self.scope,
+            project,
             emb=embedder,
         )
         seen: dict[str, str] = {}
@@ -362,13 +361,12 @@ class ReferenceGraph:
         self, embedder: str, vector: Any, project: str, limit: int = 50
     ) -> list[tuple[str, float]]:
         query = [float(x) for x in vector]
-        rows = self._q(
+        rows = self._scoped(
             "MATCH (c:Chunk {project: $p, scope: $s}) "
             "MATCH (e:Embedding {embedder: $emb, text_hash: c.text_hash}) WHERE e.dim = $dim "
             "WITH c, vector.similarity.cosine(e.embedding, $v) AS s "
             "RETURN c.id AS id, s ORDER BY s DESC, id ASC LIMIT $limit",
-            p=project,
-            s=self.scope,
+            project,
             emb=embedder,
             dim=len(query),
             v=query,
@@ -380,11 +378,10 @@ class ReferenceGraph:
     def ref_links(self, project: str, chunk_ids: Sequence[str]) -> list[tuple[str, str, str]]:
         if not chunk_ids:
             return []
-        rows = self._q(
+        rows = self._scoped(
             "UNWIND $ids AS cid MATCH (a:Chunk {project: $p, scope: $s, id: cid})-[:REFERENCES]->(b) "
             "RETURN a.id AS src, CASE WHEN b:Chunk THEN 'chunk' ELSE 'memory' END AS kind, b.id AS dst",
-            p=project,
-            s=self.scope,
+            project,
             ids=list(chunk_ids),
         )
         return sorted({(r["src"], r["kind"], r["dst"]) for r in rows})
@@ -392,31 +389,28 @@ class ReferenceGraph:
     def ref_citing(self, project: str, chunk_ids: Sequence[str]) -> list[tuple[str, str]]:
         if not chunk_ids:
             return []
-        rows = self._q(
+        rows = self._scoped(
             "UNWIND $ids AS cid MATCH (m:Memory {project: $p})-[:CITES_CHUNK]->(c:Chunk {project: $p,"
             " scope: $s, id: cid}) RETURN m.id AS src, c.id AS dst",
-            p=project,
-            s=self.scope,
+            project,
             ids=list(chunk_ids),
         )
         return sorted({(r["src"], r["dst"]) for r in rows})
 
     def ref_dump(self, project: str) -> dict[str, Any]:
-        files = self._q(
+        files = self._scoped(
             "MATCH (f:RefFile {project: $p, scope: $s}) RETURN f.path AS path, f.size AS size,"
             " f.hash AS hash, f.status AS status, f.meta AS meta, f.error AS error,"
             " f.error_line AS line ORDER BY path",
-            p=project,
-            s=self.scope,
+            project,
         )
-        chunks = self._q(
+        chunks = self._scoped(
             "MATCH (c:Chunk {project: $p, scope: $s}) OPTIONAL MATCH (c)-[:NEXT]->(n:Chunk) "
             "OPTIONAL MATCH (c)-[:REFERENCES]->(t) "
             "WITH c, n, collect(DISTINCT t.id) AS refs "
             "RETURN c.id AS id, c.path AS path, c.ord AS ord, c.heading_path AS hp, c.text AS text,"
             " c.text_hash AS th, c.heading AS heading, n.id AS next, refs ORDER BY id",
-            p=project,
-            s=self.scope,
+            project,
         )
         return {
             "files": [tuple(r.values()) for r in files],

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Sequence
@@ -23,15 +22,16 @@ from ccmemory.index.base import (
     FileRecord,
     FileState,
     Filters,
+    Index,
     IndexedMemory,
-    IndexError_,
+    IndexUnavailable,
     embed_text,
-    json_columns,
-    text_hash,
+    stats_summary,
 )
+from ccmemory.index.derive import PREFIX_LIMIT, derive, payload, ref_lookup
 from ccmemory.index.query import fts_match_terms
 from ccmemory.index.sqlite_ref import ReferenceTables
-from ccmemory.model import Memory, fields_text, format_timestamp, index_payload, normalise_topic
+from ccmemory.model import format_timestamp, normalise_topic
 
 # 3: the full-text table holds analysed terms (ccmemory.analyzer), memories their lengths
 SCHEMA_VERSION = 3
@@ -79,11 +79,6 @@ _BM25 = "bm25(memory_fts, 4.0, 1.0, 2.0)"
 #: FTS5's best matches filtered at once by text_search's fast path (under SQLite's 999 parameters)
 _PREFIX = 400
 _EFFECTIVE_AUTHOR = "coalesce(m.author_fm, m.author_git)"
-
-
-def memory_payload(memory: Memory) -> str:
-    data = index_payload(memory)
-    return json.dumps(data, default=str, ensure_ascii=False, sort_keys=True)
 
 
 def _superseded_sql(viewer: str | None) -> tuple[str, list[Any]]:
@@ -142,17 +137,19 @@ def _move_aside(path: str) -> str:
 
 class SQLiteIndex(ReferenceTables):
     backend = "sqlite"
+    scope: str | None = None  # file records are not scoped per user (see Index.scope)
+    moved_aside: str | None = None  # where a corrupt file was moved (docs/security.md)
 
     def __init__(self, path: Path | str):
         self.location = str(path)
-        self.moved_aside: str | None = None  # where a corrupt file was moved (docs/security.md)
+        self.moved_aside = None
         if str(path) != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         try:
             self._connect()
         except sqlite3.DatabaseError as exc:
             if not _is_corrupt(exc) or self.location == ":memory:":
-                raise IndexError_(
+                raise IndexUnavailable(
                     f"SQLite index {self.location} cannot be opened: {exc}. It is a cache: delete it "
                     "and run `ccmemory reindex` to rebuild it from the memory files."
                 ) from None
@@ -170,11 +167,11 @@ class SQLiteIndex(ReferenceTables):
     @classmethod
     def open_readonly(cls, path: Path | str) -> SQLiteIndex:
         """Another repository's index, opened read-only (cross-project search): nothing is
-        created, migrated or written. Raises IndexError_ naming the file when it cannot be used."""
+        created, migrated or written. Raises IndexUnavailable naming the file when it cannot be used."""
         self = cls.__new__(cls)
         self.location = str(path)
         if not Path(path).is_file():
-            raise IndexError_(f"no index at {path}")
+            raise IndexUnavailable(f"no index at {path}")
         try:
             uri = Path(path).resolve().as_uri() + "?mode=ro"
             self.db = sqlite3.connect(
@@ -183,10 +180,10 @@ class SQLiteIndex(ReferenceTables):
             self.db.execute("PRAGMA busy_timeout = 30000")
             row = self.db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
         except sqlite3.DatabaseError as exc:
-            raise IndexError_(f"SQLite index {path} cannot be read: {exc}") from None
+            raise IndexUnavailable(f"SQLite index {path} cannot be read: {exc}") from None
         if row is None or int(row[0]) != SCHEMA_VERSION:
             self.db.close()
-            raise IndexError_(f"SQLite index {path} was built by another ccmemory version")
+            raise IndexUnavailable(f"SQLite index {path} was built by another ccmemory version")
         self._lock = threading.RLock()
         self._vec_cache = {}
         self._text_cache = {}
@@ -253,16 +250,29 @@ class SQLiteIndex(ReferenceTables):
                 fresh.db.execute("DETACH DATABASE live")
         return fresh
 
-    def swap_in(self, fresh: SQLiteIndex) -> None:
+    def swap_in(self, fresh: Index) -> None:
         """Replace this index's content with `fresh`'s in one SQLite transaction (the backup API
         holds the write lock; WAL readers see the old or the new index, never a half-built one),
         then delete the temp file. A kill before this point leaves the live index untouched."""
+        if not isinstance(fresh, SQLiteIndex):
+            raise TypeError("swap_in takes the index fresh_beside gave")
         with self._lock:
             fresh.db.backup(self.db)
             self._vec_cache.clear()
             self._text_cache.clear()
         fresh.close()
         _remove_db_files(fresh.location)
+
+    def discard(self, fresh: Index) -> None:
+        """Close and delete a `fresh_beside` index (a rebuild that failed or was interrupted)."""
+        if not isinstance(fresh, SQLiteIndex):
+            raise TypeError("discard takes the index fresh_beside gave")
+        fresh.close()
+        _remove_db_files(fresh.location)
+
+    def server_info(self) -> None:
+        """No server: an embedded index (see Index.server_info)."""
+        return None
 
     def _ensure_schema(self) -> None:
         row = None
@@ -341,7 +351,7 @@ class SQLiteIndex(ReferenceTables):
                         rec.memory.id if rec.memory else None,
                         rec.error,
                         rec.error_line,
-                        memory_payload(rec.memory) if rec.memory else None,
+                        payload(rec.memory) if rec.memory else None,
                     )
                     for rec in upserts
                 ],
@@ -396,21 +406,23 @@ class SQLiteIndex(ReferenceTables):
                 f"DELETE FROM {table} WHERE project = ? AND {col} IN (SELECT id FROM _aff)", (project,)
             )
         winners: dict[str, tuple[str, str, str]] = {}
-        for mem_id, path, fhash, payload in db.execute(
+        for mem_id, path, fhash, data in db.execute(
             "SELECT mem_id, path, hash, payload FROM files WHERE project = ? AND error IS NULL AND"
             " mem_id IN (SELECT id FROM _aff) ORDER BY mem_id, path",
             (project,),
         ):
-            winners.setdefault(mem_id, (path, fhash, payload))
+            winners.setdefault(mem_id, (path, fhash, data))
         (next_rid,) = db.execute("SELECT coalesce(max(rid), 0) + 1 FROM memories").fetchone()
         mem_rows, fts_rows, rel_rows, topic_rows, file_rows = [], [], [], [], []
         for mem_id in sorted(winners):
-            path, fhash, payload = winners[mem_id]
-            d = json.loads(payload)
-            im = IndexedMemory.from_payload(d, path=path, status=status_of(path), project=project, hash=fhash)
+            path, fhash, data = winners[mem_id]
+            dm = derive(
+                data, path=path, status=status_of(path), project=project, hash=fhash, adder=adders.get(path)
+            )
+            im = dm.memory
             rid = next_rid
             next_rid += 1
-            analysed = analyzer.memory_fields(im.title, im.body, fields_text(im.type, im.fields))
+            analysed = analyzer.memory_fields(im.title, im.body, dm.fields_text)
             mem_rows.append(
                 (
                     rid,
@@ -422,28 +434,22 @@ class SQLiteIndex(ReferenceTables):
                     im.body,
                     im.created,
                     im.author,
-                    None if im.author else adders.get(path),
+                    dm.author_git,
                     im.session,
                     im.branch,
                     im.confidence,
                     im.source,
                     im.status,
-                    *json_columns(im).values(),  # fields, topics, files, supersedes, relations
+                    *dm.columns.values(),  # fields, topics, files, supersedes, relations
                     fhash,
-                    text_hash(im),
+                    dm.text_hash,
                     *bm25.field_lengths(analysed),
                 )
             )
             fts_rows.append((rid, *analysed))
-            edges: dict[tuple[str, str], str | None] = {}
-            for target in im.supersedes:
-                edges.setdefault(("SUPERSEDES", target), None)
-            for rel in im.relations:
-                if (rel.type, rel.target) not in edges or rel.reason:
-                    edges[(rel.type, rel.target)] = rel.reason
-            rel_rows += [(project, im.id, t, dst, reason) for (t, dst), reason in sorted(edges.items())]
-            topic_rows += [(project, im.id, normalise_topic(t)) for t in im.topics if t.strip()]
-            file_rows += [(project, im.id, f.strip()) for f in im.files if f.strip()]
+            rel_rows += [(project, e.src, e.type, e.dst, e.reason) for e in dm.edges]
+            topic_rows += [(project, im.id, t) for t in dm.topics]
+            file_rows += [(project, im.id, f) for f in dm.files]
         db.executemany(
             "INSERT INTO memories(rid, project, id, path, type, title, body, created, author_fm, author_git,"
             " session, branch, confidence, source, status, fields, topics, files, supersedes,"
@@ -569,19 +575,19 @@ class SQLiteIndex(ReferenceTables):
         return [by_id[i] for i in ids if i in by_id]
 
     def resolve(self, project: str, ref: str) -> list[str]:
-        ref = ref.strip()
-        if not ref:
+        look = ref_lookup(ref)
+        if look is None:
             return []
         rows = self.db.execute(
             "SELECT id FROM memories WHERE project = ? AND (id = ? OR path = ?)",
-            (project, ref.upper(), ref),
+            (project, look.id, look.path),
         ).fetchall()
         if rows:
             return sorted(r[0] for r in rows)
-        if len(ref) >= 4:
+        if look.prefix is not None:
             rows = self.db.execute(
-                "SELECT id FROM memories WHERE project = ? AND substr(id, 1, ?) = ? ORDER BY id LIMIT 20",
-                (project, len(ref), ref.upper()),
+                "SELECT id FROM memories WHERE project = ? AND substr(id, 1, ?) = ? ORDER BY id LIMIT ?",
+                (project, len(look.prefix), look.prefix, PREFIX_LIMIT),
             ).fetchall()
             return [r[0] for r in rows]
         return []
@@ -793,16 +799,9 @@ class SQLiteIndex(ReferenceTables):
             "SELECT count(*) FROM files WHERE project = ? AND error IS NOT NULL", (project,)
         ).fetchone()
         (nvec,) = self.db.execute("SELECT count(*) FROM vectors").fetchone()
-        return {
-            "backend": self.backend,
-            "location": self.location,
-            "memories": sum(by_type.values()),
-            "by_type": by_type,
-            "by_status": by_status,
-            "relations": nrel,
-            "invalid_files": nerr,
-            "vectors": nvec,
-        }
+        return stats_summary(
+            self.backend, self.location, by_type, by_status, relations=nrel, invalid_files=nerr, vectors=nvec
+        )
 
     def dump(self, project: str) -> dict[str, Any]:
         mems = self.db.execute(
@@ -929,7 +928,7 @@ class SQLiteIndex(ReferenceTables):
             return []
         query = np.asarray(vector, dtype=np.float32).reshape(-1)
         if matrix.shape[1] != query.shape[0]:
-            raise IndexError_(
+            raise IndexUnavailable(
                 f"vector dimension mismatch: index has {matrix.shape[1]}, query has {query.shape[0]}"
             )
         scores = matrix @ query

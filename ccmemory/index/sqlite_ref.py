@@ -284,9 +284,9 @@ class ReferenceTables:
         matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim)
         query = np.asarray(vector, dtype=np.float32).reshape(-1)
         if query.shape[0] != dim:
-            from ccmemory.index.base import IndexError_
+            from ccmemory.index.base import IndexUnavailable
 
-            raise IndexError_(f"vector dimension mismatch: index has {dim}, query has {query.shape[0]}")
+            raise IndexUnavailable(f"vector dimension mismatch: index has {dim}, query has {query.shape[0]}")
         scores = matrix @ query
         order = sorted(range(len(rows)), key=lambda i: (-float(scores[i]), rows[i][0]))[:limit]
         return [(rows[i][0], round(float(scores[i]), 6)) for i in order]

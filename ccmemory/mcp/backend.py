@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ccmemory import settings as env_settings
-from ccmemory.index.base import IndexError_
+from ccmemory.index.base import IndexUnavailable
 from ccmemory.mcp.common import ToolFailure
 from ccmemory.vault import VaultNotFound
 
@@ -51,7 +51,7 @@ class Backend:
                     "run `ccmemory init` in the repository, or start the server with --repo PATH "
                     "(or CCMEMORY_REPO) pointing at a repository that has .ccmemory/",
                 ) from None
-            except IndexError_ as exc:
+            except IndexUnavailable as exc:
                 self._drop()
                 raise ToolFailure(
                     "index_unavailable",
@@ -70,12 +70,12 @@ class Backend:
                 raise ToolFailure("bad_config", str(exc), "fix .ccmemory/config.yaml") from None
             try:
                 svc.reindex()
-            except (IndexError_, VaultNotFound):
+            except (IndexUnavailable, VaultNotFound):
                 svc.close()
                 raise
             except Exception as exc:  # e.g. a backend whose driver is missing or cannot connect
                 svc.close()
-                raise IndexError_(f"{svc.config.backend} backend: {type(exc).__name__}: {exc}") from None
+                raise IndexUnavailable(f"{svc.config.backend} backend: {type(exc).__name__}: {exc}") from None
             self._svc = svc
             self._refreshed = time.monotonic()
         return self._svc

@@ -151,9 +151,7 @@ class SiteGenerator:
         edges: set[Edge] = set()
         for start in range(0, len(ids), 400):
             edges.update(
-                e
-                for e in svc.view.edges(ids[start : start + 400])
-                if e.src in by_id and e.dst in by_id
+                e for e in svc.view.edges(ids[start : start + 400]) if e.src in by_id and e.dst in by_id
             )
         dangling: dict[str, list[Edge]] = defaultdict(list)
         for e in svc.view.dangling():

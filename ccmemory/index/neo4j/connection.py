@@ -1,4 +1,4 @@
-"""The driver, its sessions and the mapping of driver errors to `IndexError_`."""
+"""The driver, its sessions and the mapping of driver errors to `IndexUnavailable`."""
 
 from __future__ import annotations
 
@@ -11,20 +11,20 @@ import neo4j
 from neo4j import GraphDatabase
 from neo4j.exceptions import AuthError, DriverError, Neo4jError, ServiceUnavailable, SessionExpired
 
-from ccmemory.index.base import IndexError_
+from ccmemory.index.base import IndexUnavailable
 from ccmemory.index.neo4j.schema import ensure_schema
 
 T = TypeVar("T")
 
 
 def wrap_errors(fn: Callable[..., T]) -> Callable[..., T]:
-    """Driver and server errors become IndexError_ naming the URI and the cause."""
+    """Driver and server errors become IndexUnavailable naming the URI and the cause."""
 
     @functools.wraps(fn)
     def inner(self: Connection, *args: Any, **kwargs: Any) -> T:
         try:
             return fn(self, *args, **kwargs)
-        except IndexError_:
+        except IndexUnavailable:
             raise
         except (DriverError, Neo4jError, OSError) as exc:
             raise self._error(exc) from None
@@ -68,7 +68,7 @@ class Connection:
             raise self._error(exc) from None
         self._vector_dim: int | None = None
 
-    def _error(self, exc: BaseException) -> IndexError_:
+    def _error(self, exc: BaseException) -> IndexUnavailable:
         if isinstance(exc, AuthError):
             cause = "authentication failed (check CCMEMORY_NEO4J_USER / CCMEMORY_NEO4J_PASSWORD)"
         elif isinstance(exc, ServiceUnavailable | SessionExpired):
@@ -76,7 +76,7 @@ class Connection:
         else:
             cause = f"{type(exc).__name__}: {exc}"
         then = "the credentials are fixed" if isinstance(exc, AuthError) else "the server is back"
-        return IndexError_(
+        return IndexUnavailable(
             f"Neo4j index at {self.location}: {cause}. Memory files are untouched; "
             f"run `ccmemory reindex` once {then}."
         )

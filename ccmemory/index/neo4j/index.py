@@ -7,23 +7,17 @@ from typing import TYPE_CHECKING
 
 import neo4j
 
-from ccmemory.index.base import FileRecord, FileState, IndexError_
+from ccmemory.index.base import FileRecord, FileState, Index, IndexUnavailable
+from ccmemory.index.derive import payload
 from ccmemory.index.neo4j import queries as q
 from ccmemory.index.neo4j import write
 from ccmemory.index.neo4j.connection import wrap_errors
 from ccmemory.index.neo4j.read import MemoryReads
 from ccmemory.index.neo4j.vectors import VectorStore
 from ccmemory.index.neo4j_ref import ReferenceGraph
-from ccmemory.model import Memory
 
 if TYPE_CHECKING:
     from ccmemory.config import Config
-
-
-def _payload(memory: Memory) -> str:
-    from ccmemory.index.sqlite import memory_payload
-
-    return memory_payload(memory)
 
 
 class Neo4jIndex(VectorStore, MemoryReads, ReferenceGraph):
@@ -32,8 +26,28 @@ class Neo4jIndex(VectorStore, MemoryReads, ReferenceGraph):
     @classmethod
     def connect(cls, config: Config) -> Neo4jIndex:
         if not config.neo4j_password:
-            raise IndexError_(f"Neo4j index at {config.neo4j_uri}: no password; set CCMEMORY_NEO4J_PASSWORD")
+            raise IndexUnavailable(
+                f"Neo4j index at {config.neo4j_uri}: no password; set CCMEMORY_NEO4J_PASSWORD"
+            )
         return cls(config.neo4j_uri, config.neo4j_user, config.neo4j_password, scope=config.user_id or "")
+
+    # --- optional capabilities this backend does not have (see Index) ------------------------
+    moved_aside: str | None = None  # no local file
+
+    def healthy(self) -> bool:
+        return True  # the server checks its own store
+
+    def reset_corrupt(self) -> None:
+        return None
+
+    def fresh_beside(self, project: str) -> None:
+        return None  # one server holds every project: `reindex --full` clears and refills
+
+    def swap_in(self, fresh: Index) -> None:
+        raise IndexUnavailable(f"Neo4j index at {self.location}: no rebuild beside the live index")
+
+    def discard(self, fresh: Index) -> None:
+        fresh.close()
 
     # --- writing ------------------------------------------------------------------------------
     @wrap_errors
@@ -64,7 +78,7 @@ class Neo4jIndex(VectorStore, MemoryReads, ReferenceGraph):
                 ):
                     if r["old"] is not None:
                         affected.add(r["old"])
-            payloads = {r.path: _payload(r.memory) for r in upserts if r.memory}
+            payloads = {r.path: payload(r.memory) for r in upserts if r.memory}
             rows = [
                 {
                     "path": r.path,

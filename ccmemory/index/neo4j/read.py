@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ccmemory import analyzer, bm25
-from ccmemory.index.base import MAX_SHARED, Edge, FileProblem, Filters, IndexedMemory
+from ccmemory.index.base import MAX_SHARED, Edge, FileProblem, Filters, IndexedMemory, stats_summary
+from ccmemory.index.derive import PREFIX_LIMIT, file_filter, ref_lookup
 from ccmemory.index.neo4j.connection import Connection, wrap_errors
 from ccmemory.index.neo4j.queries import RETURN_MEMORY
 from ccmemory.index.neo4j.schema import FULLTEXT_INDEX, REL_PATTERN
@@ -30,8 +31,7 @@ def where_clause(f: Filters, var: str = "m") -> tuple[str, dict[str, Any]]:
     m = var
     none = ["\u0000"]
     files = list(f.files or [])
-    exact = [x for x in files if not x.endswith("/")]
-    prefixes = [x for x in files if x.endswith("/")]
+    exact, prefixes = file_filter(files)
     params: dict[str, Any] = {
         "f_use_ids": f.ids is not None,
         "f_ids": list(f.ids or []) or none,
@@ -85,23 +85,24 @@ class MemoryReads(Connection):
 
     @wrap_errors
     def resolve(self, project: str, ref: str) -> list[str]:
-        ref = ref.strip()
-        if not ref:
+        look = ref_lookup(ref)
+        if look is None:
             return []
         rows = self._read(
             "MATCH (m:Memory {project: $p}) WHERE m.id = $id OR m.path = $ref RETURN m.id AS id",
             p=project,
-            id=ref.upper(),
-            ref=ref,
+            id=look.id,
+            ref=look.path,
         )
         if rows:
             return sorted(r["id"] for r in rows)
-        if len(ref) >= 4:
+        if look.prefix is not None:
             rows = self._read(
                 "MATCH (m:Memory {project: $p}) WHERE m.id STARTS WITH $pre "
-                "RETURN m.id AS id ORDER BY id LIMIT 20",
+                "RETURN m.id AS id ORDER BY id LIMIT $limit",
                 p=project,
-                pre=ref.upper(),
+                pre=look.prefix,
+                limit=PREFIX_LIMIT,
             )
             return [r["id"] for r in rows]
         return []
@@ -280,16 +281,9 @@ class MemoryReads(Connection):
             s=self.scope,
         )[0]["n"]
         nvec = self._read("MATCH (e:Embedding) RETURN count(e) AS n")[0]["n"]
-        return {
-            "backend": self.backend,
-            "location": self.location,
-            "memories": sum(by_type.values()),
-            "by_type": by_type,
-            "by_status": by_status,
-            "relations": nrel,
-            "invalid_files": nerr,
-            "vectors": nvec,
-        }
+        return stats_summary(
+            self.backend, self.location, by_type, by_status, relations=nrel, invalid_files=nerr, vectors=nvec
+        )
 
     @wrap_errors
     def server_info(self) -> dict[str, Any]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ccmemory.index.base import IndexError_
+from ccmemory.index.base import IndexUnavailable
 from ccmemory.model import RELATION_TYPES, TYPES
 
 # 2: full text over the analysed terms of ccmemory.analyzer (whitespace analyzer), issue #13
@@ -44,7 +44,7 @@ _SCHEMA = SCHEMA  # the name `ccmemory doctor` reads
 def label(mtype: str) -> str:
     found = TYPE_LABELS.get(mtype)
     if found is None:  # never reached with validated memories; labels are never user text
-        raise IndexError_(f"unknown memory type {mtype!r}")
+        raise IndexUnavailable(f"unknown memory type {mtype!r}")
     return found
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from neo4j.exceptions import Neo4jError
 
-from ccmemory.index.base import Filters, IndexError_, embed_text
+from ccmemory.index.base import Filters, IndexUnavailable, embed_text
 from ccmemory.index.neo4j.connection import Connection, wrap_errors
 from ccmemory.index.neo4j.queries import RETURN_MEMORY
 from ccmemory.index.neo4j.read import memory_of, where_clause
@@ -62,7 +62,7 @@ class VectorStore(Connection):
             return
         dim = int(dim)
         if not 0 < dim <= 4096:
-            raise IndexError_(f"Neo4j index at {self.location}: bad vector dimension {dim}")
+            raise IndexUnavailable(f"Neo4j index at {self.location}: bad vector dimension {dim}")
         self._ensure_vector_index(dim)
         rows = [{"h": h, "v": [float(x) for x in v]} for h, v in items]
         with self._session() as s, s.begin_transaction() as tx:
@@ -90,7 +90,7 @@ class VectorStore(Connection):
         if not dims:
             return []
         if int(dims[0]["dim"]) != len(query):
-            raise IndexError_(
+            raise IndexUnavailable(
                 f"vector dimension mismatch: index has {dims[0]['dim']}, query has {len(query)}"
             )
         where, params = where_clause(f)

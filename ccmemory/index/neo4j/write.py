@@ -7,17 +7,18 @@ rows, write them batched, drop what nothing points at any more.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
 import neo4j
 
 from ccmemory import analyzer, bm25
-from ccmemory.index.base import IndexedMemory, IndexError_, json_columns, text_hash
+from ccmemory.index.base import IndexUnavailable
+from ccmemory.index.derive import DerivedMemory
+from ccmemory.index.derive import derive as derive_memory
 from ccmemory.index.neo4j import queries as q
 from ccmemory.index.neo4j.schema import label as type_label
-from ccmemory.model import APPLIES_TO, RELATION_TYPES, fields_text, normalise_topic
+from ccmemory.model import RELATION_TYPES
 
 Live = Callable[[str], tuple[str, str | None]]
 # (path, file hash, scope, status, git adder) of one file feeding a memory
@@ -82,36 +83,35 @@ def strip(tx: neo4j.Transaction, project: str, ids: list[str]) -> set[str]:
     return stub_candidates
 
 
-def memory_row(im: IndexedMemory, path: str, fhash: str, git_author: str | None) -> dict[str, Any]:
+def memory_row(dm: DerivedMemory) -> dict[str, Any]:
     """The node row of one memory: its properties and the keys of what it is about."""
-    conf = None if im.confidence is None else float(im.confidence)
-    author = im.author or git_author
+    im = dm.memory
     return {
         "id": im.id,
         "label": type_label(im.type),
-        "topics": list(dict.fromkeys(normalise_topic(t) for t in im.topics if t.strip())),
-        "files": list(dict.fromkeys(f.strip() for f in im.files if f.strip())),
+        "topics": dm.topics,
+        "files": dm.files,
         "sessions": [] if im.session is None else [im.session],
-        "authors": [] if author is None else [author],
+        "authors": [] if dm.author is None else [dm.author],
         "props": {
-            "path": path,
+            "path": im.path,
             "type": im.type,
             "title": im.title,
             "body": im.body,
             "created": im.created,
             "author_fm": im.author,
-            "author_git": git_author,
-            "author": author,
+            "author_git": dm.author_git,
+            "author": dm.author,
             "session": im.session,
             "branch": im.branch,
-            "confidence": conf,
+            "confidence": None if im.confidence is None else float(im.confidence),
             "source": im.source,
             "status": im.status,
-            **json_columns(im),
-            "hash": fhash,
-            "text_hash": text_hash(im),
-            "fields_text": fields_text(im.type, im.fields),
-            **term_props(im.title, im.body, fields_text(im.type, im.fields)),
+            **dm.columns,
+            "hash": im.hash,
+            "text_hash": dm.text_hash,
+            "fields_text": dm.fields_text,
+            **term_props(im.title, im.body, dm.fields_text),
         },
     }
 
@@ -152,18 +152,12 @@ def backfill_terms(s: Any, batch: int = 2000) -> int:
         done += len(rows)
 
 
-def edge_rows(im: IndexedMemory, path: str) -> list[dict[str, Any]]:
-    e: dict[tuple[str, str], str | None] = {}
-    for target in im.supersedes:
-        e.setdefault(("SUPERSEDES", target), None)
-    for rel in im.relations:
-        if (rel.type, rel.target) not in e or rel.reason:
-            e[(rel.type, rel.target)] = rel.reason
+def edge_rows(dm: DerivedMemory) -> list[dict[str, Any]]:
     out = []
-    for (rtype, dst), reason in sorted(e.items()):
-        if rtype not in RELATION_TYPES:  # whitelist: never a type from user text
-            raise IndexError_(f"unknown relation type {rtype!r} in {path}")
-        out.append({"src": im.id, "type": rtype, "dst": dst, "reason": reason})
+    for e in dm.edges:
+        if e.type not in RELATION_TYPES:  # whitelist: never a type from user text
+            raise IndexUnavailable(f"unknown relation type {e.type!r} in {dm.memory.path}")
+        out.append({"src": e.src, "type": e.type, "dst": e.dst, "reason": e.reason})
     return out
 
 
@@ -174,24 +168,23 @@ def build_rows(
     payload_of: dict[tuple[str, str], str],
 ) -> tuple[Rows, Rows, Rows, dict[str, tuple[str, str | None]]]:
     """Node rows, relation rows, APPLIES_TO rows and id -> (status, git author) of the winners."""
-    mems: list[dict[str, Any]] = []
-    edges: list[dict[str, Any]] = []
-    applies: list[dict[str, Any]] = []  # APPLIES_TO (:Project) targets of each memory
+    mems: Rows = []
+    edges: Rows = []
+    applies: Rows = []  # APPLIES_TO (:Project) targets of each memory
     derived: dict[str, tuple[str, str | None]] = {}
     for mem_id in ids:
         win = winners.get(mem_id)
         if win is None:
             continue
         path, fhash, win_scope, status, adder = win
-        d = json.loads(payload_of[(win_scope, path)])
-        im = IndexedMemory.from_payload(d, path=path, status=status, project=project, hash=fhash)
-        git_author = None if im.author else adder
-        derived[im.id] = (im.status, git_author)
-        targets = sorted({str(t) for t in im.fields.get(APPLIES_TO) or [] if str(t) != project})
-        if targets:
-            applies.append({"id": im.id, "targets": targets})
-        mems.append(memory_row(im, path, fhash, git_author))
-        edges.extend(edge_rows(im, path))
+        dm = derive_memory(
+            payload_of[(win_scope, path)], path=path, status=status, project=project, hash=fhash, adder=adder
+        )
+        derived[dm.memory.id] = (dm.memory.status, dm.author_git)
+        if dm.applies_to:
+            applies.append({"id": dm.memory.id, "targets": dm.applies_to})
+        mems.append(memory_row(dm))
+        edges.extend(edge_rows(dm))
     return mems, edges, applies, derived
 
 
