@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ccmemory.cli.errors import cli_error
+from ccmemory.cli.common import service
 
 
 @click.command("dashboard")
@@ -23,34 +23,29 @@ def dashboard_cmd(port: int, no_browser: bool) -> None:
     """
     from ccmemory.dashboard.data import Dash
     from ccmemory.dashboard.server import Server
-    from ccmemory.service import Service
-    from ccmemory.vault import VaultNotFound
 
-    try:
-        svc = Service.open()
-    except (VaultNotFound, ValueError) as exc:
-        raise cli_error(exc) from None
-    dash = Dash(svc)
-    try:
-        dash.refresh(force=True)
-        server = Server(dash, port)
-    except OSError as exc:
-        dash.close()
-        raise click.ClickException(f"cannot listen on 127.0.0.1:{port}: {exc}") from None
+    with service() as svc:
+        dash = Dash(svc)
+        try:
+            dash.refresh(force=True)
+            server = Server(dash, port)
+        except OSError as exc:
+            dash.close()
+            raise click.ClickException(f"cannot listen on 127.0.0.1:{port}: {exc}") from None
 
-    def ready(url: str) -> None:
-        click.echo(f"ccmemory dashboard for {svc.project}: {url}")
-        click.echo("(the token in the URL is required; Ctrl-C stops the server)")
-        if not no_browser:
-            import webbrowser
+        def ready(url: str) -> None:
+            click.echo(f"ccmemory dashboard for {svc.project}: {url}")
+            click.echo("(the token in the URL is required; Ctrl-C stops the server)")
+            if not no_browser:
+                import webbrowser
 
-            if not webbrowser.open(url):
-                click.echo("could not open a browser: open the URL above yourself")
+                if not webbrowser.open(url):
+                    click.echo("could not open a browser: open the URL above yourself")
 
-    import threading
+        import threading
 
-    threading.Thread(target=dash.warm, name="ccmemory-dashboard-warm", daemon=True).start()
-    try:
-        server.run(ready)
-    finally:
-        dash.close()
+        threading.Thread(target=dash.warm, name="ccmemory-dashboard-warm", daemon=True).start()
+        try:
+            server.run(ready)
+        finally:
+            dash.close()

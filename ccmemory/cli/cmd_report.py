@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from ccmemory.cli.common import service
 from ccmemory.cli.errors import cli_error
 
 
@@ -30,20 +31,15 @@ def report_cmd(period: str, fmt: str, output: Path | None) -> None:
     the most reused decisions, correction hotspots and what is waiting for review."""
     from ccmemory.dashboard import report
     from ccmemory.dashboard.data import Dash
-    from ccmemory.service import Service
-    from ccmemory.vault import VaultNotFound
 
     if fmt == "pdf" and output is None:
         raise click.UsageError("--format pdf needs --output FILE.pdf")
-    try:
-        svc = Service.open()
-    except (VaultNotFound, ValueError) as exc:
-        raise cli_error(exc) from None
-    dash = Dash(svc)
-    try:
-        data = report.build(dash, period)
-    finally:
-        dash.close()
+    with service() as svc:
+        dash = Dash(svc)
+        try:
+            data = report.build(dash, period)
+        finally:
+            dash.close()
     if fmt == "json":
         import json
 
