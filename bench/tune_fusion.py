@@ -1,6 +1,6 @@
 """Pick the fusion recipe on the tuning halves of both sets together, ranked through the product.
 
-    .venv/bin/python bench/tune_fusion.py [--quick]
+    .venv/bin/python bench/tune_fusion.py [--quick | --confidence]
 
 Tuning data: the dev set's tuning half (bench/memories, hit@3) and LoCoMo conversations 0-4
 (hit@10), both ranked by ``ccmemory.search.search`` over real SQLite indexes. Held-out halves are
@@ -45,6 +45,21 @@ def candidates(quick: bool) -> list[fusion.FusionRecipe]:
     return list(dict.fromkeys(out))
 
 
+def confidence_grid() -> list[fusion.FusionRecipe]:
+    """Min-max score fusion with the text list scaled by its best calibrated score
+    (``text_confidence``, none = off) at three vector weights: the grid the shipped recipe
+    was picked from (bench/RESULTS-retrieval.md, 2026-11-24)."""
+    out = []
+    for w in (0.5, 0.75, 1.0):
+        for conf in (None, 0.3, 0.4, 0.5, 0.6, 0.7):
+            out.append(
+                fusion.FusionRecipe(
+                    method="score", normalisation="minmax", vector_weight=w, text_confidence=conf
+                )
+            )
+    return out
+
+
 def parse(spec: str) -> list[fusion.FusionRecipe]:
     out = []
     for item in spec.split(","):
@@ -64,6 +79,7 @@ def parse(spec: str) -> list[fusion.FusionRecipe]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--confidence", action="store_true", help="only the text-confidence grid")
     ap.add_argument(
         "--recipes",
         help="only these score recipes, e.g. 'raw/raw:0.35,max/raw:0.5' (text norm/vector norm:vector weight)",
@@ -90,7 +106,8 @@ def main() -> None:
             best_dev = max(base_dev[("text", "T")][1], base_dev[("semantic", "T")][1])
             best_loc = max(base_loc["text"][2], base_loc["semantic"][2])
             rows = []
-            for recipe in parse(args.recipes) if args.recipes else candidates(args.quick):
+            grid = confidence_grid() if args.confidence else candidates(args.quick)
+            for recipe in parse(args.recipes) if args.recipes else grid:
                 d = dev_evaluate(svc, emb, queries, recipe)[("hybrid", "T")]
                 lo = product.evaluate(indexed, range(len(indexed)), (1, 5, 10), recipe, modes=("hybrid",))[
                     "hybrid"

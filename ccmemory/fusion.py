@@ -151,23 +151,47 @@ class FusionRecipe:
     #: the vector list's own normalisation (None: the same as ``normalisation``); ``raw`` keeps
     #: cosine on its absolute scale, so a weak best match stays weak
     vector_normalisation: Normalisation | None = None
+    #: for *calibrated* text scores only (ccmemory.bm25: the share of the query's idf a memory
+    #: covers, in [0, 1)): the text list's weight is scaled by min(1, best / text_confidence), so
+    #: a list whose best match covers little of the query (one common word of a paraphrase) no
+    #: longer outweighs the vector list once min-max lifts that match to 1.0. None: off.
+    text_confidence: float | None = None
+
+    def text_scale(self, text_scores: Mapping[K, float], vector_scores: Mapping[K, float]) -> float:
+        """How much the text list counts next to the vector list (1.0 unless
+        :attr:`text_confidence` is set and both lists have candidates: one list alone keeps
+        its ranking and its scores)."""
+        if self.text_confidence is None or not text_scores or not vector_scores:
+            return 1.0
+        return min(1.0, max(0.0, max(text_scores.values())) / self.text_confidence)
 
     def fuse(self, text_scores: Mapping[K, float], vector_scores: Mapping[K, float]) -> list[tuple[K, float]]:
         """Fuse two score maps (higher = better; negate bm25 first) into one ranking."""
         text = dict(sorted(text_scores.items(), key=lambda kv: -kv[1])[: self.candidates])
         vec = dict(sorted(vector_scores.items(), key=lambda kv: -kv[1])[: self.candidates])
-        weights = (self.text_weight, self.vector_weight)
+        weights = (self.text_weight * self.text_scale(text, vec), self.vector_weight)
         if self.method == "rrf":
             return rrf([ranking(text), ranking(vec)], k=self.rrf_k, weights=weights)
         methods = (self.normalisation, self.vector_normalisation or self.normalisation)
         return score_fusion([text, vec], weights=weights, method=methods)
 
 
-#: The recipe that won on LoCoMo conversations 0-4 (bench/locomo/RESULTS.md): min-max
-#: normalised scores, full-text weighted 1.0 and cosine 0.5, top 100 from each list.
-#: Plain RRF (k=60, equal weights) was clearly worse there; weighted RRF with k=5 and vector
-#: weight 0.5 came close (hit@10 slightly higher, hit@1/hit@5 lower).
+#: The memory search recipe, chosen on the tuning halves of the dev set and LoCoMo together
+#: (bench/RESULTS-retrieval.md): min-max normalised scores, full-text weighted 1.0 and cosine
+#: 0.5, top 100 from each list, the text list scaled down when its best match covers less than
+#: half of the query's idf (``text_confidence``; needs ccmemory.bm25's calibrated scores).
+#: Plain RRF (k=60, equal weights) was clearly worse; weighted RRF with k=5 came close.
 DEFAULT = FusionRecipe(
+    method="score",
+    normalisation="minmax",
+    text_weight=1.0,
+    vector_weight=0.5,
+    candidates=100,
+    text_confidence=0.5,
+)
+#: The same without the confidence scale, for text scores that are not calibrated (reference
+#: chunks are scored by FTS5's raw bm25).
+UNCALIBRATED = FusionRecipe(
     method="score", normalisation="minmax", text_weight=1.0, vector_weight=0.5, candidates=100
 )
 #: Reciprocal-rank alternative for callers that only have ranks, not scores.

@@ -1,7 +1,8 @@
 """Hybrid retrieval: full-text and vector candidates fused (ccmemory.fusion.DEFAULT, the recipe
 measured on LoCoMo and the dev set: min-max normalised text score (ccmemory.bm25, the same on
-every backend) and cosine, weights 1.0 and 0.5), then weighted by
-type, status, confidence and recency, then expanded one hop along relations, topics and files.
+every backend) and cosine, weights 1.0 and 0.5, the text weight scaled down when the best text
+match covers little of the query), then weighted by type, status, confidence, recency and query
+intent, then expanded one hop along relations, topics and files.
 
 One ranking serves `ccmemory search`, `context`, the MCP tools and the site's related lists.
 """
@@ -164,7 +165,11 @@ def search(
     fused = dict(recipe.fuse(dict(text_list), dict(vec_list)))
     if not fused:
         return SearchResponse([], used, notices)
+    scale = recipe.text_scale(dict(text_list), dict(vec_list))
     parts_of: dict[str, dict[str, float]] = {mid: {"fused": score} for mid, score in fused.items()}
+    if scale < 1.0:
+        for parts in parts_of.values():
+            parts["text_scale"] = scale
     for name, items in (("text", text_list), ("vector", vec_list)):
         for rank, (mid, score) in enumerate(items, 1):
             parts_of[mid][f"{name}_rank"] = rank

@@ -90,3 +90,27 @@ def test_per_list_normalisation_keeps_raw_cosine() -> None:
     assert same["b"] == 1.0  # min-max would lift the weak match to the top of its list
     with pytest.raises(ValueError):
         fusion.score_fusion([{"a": 1.0}], method=["minmax", "raw"])
+
+
+def test_text_confidence_scales_a_weak_text_list_only() -> None:
+    """A text list whose best calibrated score covers little of the query counts less; a strong
+    one counts fully; one list alone keeps its scores (text-only and semantic-only modes)."""
+    recipe = fusion.FusionRecipe(
+        method="score", normalisation="minmax", vector_weight=0.5, text_confidence=0.5
+    )
+    weak_text = {"one-word-match": 0.2, "other": 0.1}  # the best covers 20% of the query's idf
+    strong_vec = {"paraphrase": 0.62, "other": 0.40}
+    assert recipe.text_scale(weak_text, strong_vec) == pytest.approx(0.4)
+    fused = dict(recipe.fuse(weak_text, strong_vec))
+    assert fused["one-word-match"] == pytest.approx(0.4)  # 1.0 (min-max) x 0.4
+    assert fused["paraphrase"] == pytest.approx(0.5)
+    assert max(fused, key=lambda k: fused[k]) == "paraphrase"
+    plain = dict(fusion.FusionRecipe(method="score", vector_weight=0.5).fuse(weak_text, strong_vec))
+    assert max(plain, key=lambda k: plain[k]) == "one-word-match"  # what the scale prevents
+    strong_text = {"keyword-hit": 0.8, "other": 0.1}
+    assert recipe.text_scale(strong_text, strong_vec) == 1.0
+    assert max(dict(recipe.fuse(strong_text, strong_vec)).items(), key=lambda kv: kv[1])[0] == "keyword-hit"
+    assert (
+        recipe.text_scale(weak_text, {}) == 1.0 and dict(recipe.fuse(weak_text, {}))["one-word-match"] == 1.0
+    )
+    assert fusion.UNCALIBRATED.text_scale(weak_text, strong_vec) == 1.0

@@ -36,6 +36,24 @@ def test_dev_set_shape() -> None:
     assert len(files) == len(specs)
 
 
+def test_blind_set_shape_and_files() -> None:
+    """The blind second set (bench/memories/blind): every query held out, files as generated."""
+    try:
+        devset.select("blind")
+        specs = devset.parse_specs()
+        queries = devset.load_queries()
+        assert len(specs) >= 100 and len(queries) >= 60
+        assert {q.split for q in queries} == {"H"}
+        assert {q.kind for q in queries} == {"para", "intent", "newer", "keyword"}
+        assert len([s for s in specs if s.supersedes]) >= 10
+        ids = devset.keys()
+        assert ids == {s.key: s.memory.id for s in specs}
+        assert len(list(devset.FILES.rglob("*.md"))) == len(specs)
+        assert all(t in ids for q in queries for t in q.targets)
+    finally:
+        devset.select("main")
+
+
 def test_dev_set_indexes_cleanly(tmp_path: Path) -> None:
     devset.make_repo(tmp_path / "r")
     with devbench.indexed(tmp_path / "r", "sqlite") as (svc, idx):

@@ -1,12 +1,16 @@
 """The developer-memory dev set: parse the spec, write real memory files, load the queries.
 
     .venv/bin/python bench/memories/devset.py      # (re)writes bench/memories/ccmemory/ from spec*.txt
+    .venv/bin/python bench/memories/devset.py --set blind   # the same for bench/memories/blind/
 
 ``spec*.txt`` hold the memories of "Ledgerly", a made-up invoicing web app, written for this set
 (not derived from LoCoMo or from issue texts); ``queries.txt`` the queries with their targets and
 their half (T = tuning, H = held-out). The memory files under ``ccmemory/`` are the product's own
 format (``ccmemory.vault.render``): copy them into a repository's ``.ccmemory/`` and run
 ``ccmemory reindex``. Ids are derived from the key and date, so regenerating changes nothing.
+
+Other sets live in sub-folders of the same shape (``blind/``: a second made-up project, every
+query held out, written without access to the ranking code); :func:`select` switches to one.
 """
 
 from __future__ import annotations
@@ -26,8 +30,22 @@ sys.path.insert(0, str(HERE.parents[1]))
 from ccmemory.model import TYPES, Memory  # noqa: E402
 from ccmemory.vault import render, slugify  # noqa: E402
 
+SET_DIR = HERE  # the set in use: this folder (Ledgerly) or a sub-folder (select())
 FILES = HERE / "ccmemory"
 KEYS = HERE / "keys.json"
+AUTHOR = "dev@ledgerly.example"
+
+
+def select(name: str) -> None:
+    """Use the set in ``bench/memories/<name>/`` ("main": Ledgerly, this folder)."""
+    global SET_DIR, FILES, KEYS, AUTHOR
+    SET_DIR = HERE if name == "main" else HERE / name
+    if not (SET_DIR / "queries.txt").is_file():
+        raise SystemExit(f"no dev set at {SET_DIR}")
+    FILES, KEYS = SET_DIR / "ccmemory", SET_DIR / "keys.json"
+    AUTHOR = "dev@ledgerly.example" if name == "main" else f"dev@{name}.example"
+
+
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
 
@@ -49,7 +67,7 @@ class Spec:
 def parse_specs() -> list[Spec]:
     specs: list[Spec] = []
     blocks: list[list[str]] = []
-    for path in sorted(HERE.glob("spec*.txt")):
+    for path in sorted(SET_DIR.glob("spec*.txt")):
         for line in path.read_text(encoding="utf-8").splitlines():
             if line.startswith("## "):
                 blocks.append([line])
@@ -79,7 +97,7 @@ def parse_specs() -> list[Spec]:
             title=title,
             created=created,
             body=" ".join(body),
-            author="dev@ledgerly.example",
+            author=AUTHOR,
             topics=[t for t in opts.get("topics", "").split(",") if t],
             confidence=0.9,
             source="manual",
@@ -104,7 +122,7 @@ class Query:
 
 def load_queries() -> list[Query]:
     out = []
-    for line in (HERE / "queries.txt").read_text(encoding="utf-8").splitlines():
+    for line in (SET_DIR / "queries.txt").read_text(encoding="utf-8").splitlines():
         if not line.strip() or line.startswith("#"):
             continue
         split, kind, targets, text = (p.strip() for p in line.split("|", 3))
@@ -148,4 +166,5 @@ def make_repo(root: Path) -> None:
 
 
 if __name__ == "__main__":
+    select(sys.argv[sys.argv.index("--set") + 1] if "--set" in sys.argv else "main")
     write_files()

@@ -1,6 +1,6 @@
 """Dev-set retrieval bench: hit@1/3/5 of text, semantic and hybrid search on both halves.
 
-    .venv/bin/python bench/memories/run.py [--backend sqlite|neo4j ...] [--sweep]
+    .venv/bin/python bench/memories/run.py [--backend sqlite|neo4j ...] [--sweep] [--set blind]
 
 Ranks through the product: the dev set's memory files are committed to a temporary git
 repository, indexed by ``ccmemory.sync.reindex`` into the chosen backend, embedded by
@@ -162,8 +162,10 @@ def table(results: dict[str, dict[tuple[str, str], list[float]]]) -> str:
     ]
     for backend, res in results.items():
         for mode in ("text", "semantic", "hybrid"):
-            t, h = res[(mode, "T")], res[(mode, "H")]
-            cells = " | ".join(f"{v:.3f}" for v in (*t, *h))
+            halves = (res.get((mode, "T")), res.get((mode, "H")))  # a set may hold only one half
+            cells = " | ".join(
+                " | ".join(f"{v:.3f}" for v in h) if h else " | ".join("—" * 3) for h in halves
+            )
             lines.append(f"| {backend} | {mode} | {cells} |")
     return "\n".join(lines)
 
@@ -174,7 +176,9 @@ def main() -> None:
     ap.add_argument("--neo4j-uri")
     ap.add_argument("--sweep", action="store_true", help="rank the tuning half under candidate recipes")
     ap.add_argument("--embedder", default="minilm", help="minilm (the product default) or e5-small-q4")
+    ap.add_argument("--set", default="main", help="main (Ledgerly) or a sub-folder of bench/memories (blind)")
     args = ap.parse_args()
+    devset.select(args.set)
     backends = args.backend or ["sqlite"]
     queries = devset.load_queries()
     results: dict[str, dict[tuple[str, str], list[float]]] = {}
@@ -190,7 +194,9 @@ def main() -> None:
                     sweep(svc, emb, [q for q in queries if q.split == "T"])
                 results[backend] = evaluate(svc, emb, queries)
                 tops[backend] = {(m, q.text): rank(svc, emb, q.text, m) for m in MODES for q in queries}
-    print(f"{len(queries)} queries ({sum(q.split == 'T' for q in queries)} tuning), NOW={NOW:%Y-%m-%d}")
+    print(
+        f"set {args.set}: {len(queries)} queries ({sum(q.split == 'T' for q in queries)} tuning), NOW={NOW:%Y-%m-%d}"
+    )
     print(f"fusion.DEFAULT = {fusion.DEFAULT}; embedder {args.embedder}")
     print(table(results))
     if len(tops) == 2:

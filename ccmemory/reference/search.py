@@ -1,5 +1,6 @@
-"""Section retrieval over reference chunks: full-text and vector candidates fused with the same
-recipe as memories (:data:`ccmemory.fusion.DEFAULT`); no memory priors (type, recency) apply."""
+"""Section retrieval over reference chunks: full-text and vector candidates fused with the
+memories' recipe less its text-confidence scale (:data:`ccmemory.fusion.UNCALIBRATED`: chunks
+are scored by FTS5's raw bm25); no memory priors (type, recency) apply."""
 
 from __future__ import annotations
 
@@ -72,7 +73,7 @@ def search_reference(
 ) -> RefResponse:
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}: use one of {', '.join(MODES)}")
-    recipe = fusion.DEFAULT
+    recipe = fusion.UNCALIBRATED  # reference chunks' text scores are raw bm25
     notices: list[str] = []
     used = mode
     text_list: list[tuple[str, float]] = []
