@@ -36,14 +36,15 @@ def test_dev_set_shape() -> None:
     assert len(files) == len(specs)
 
 
-def test_blind_set_shape_and_files() -> None:
-    """The blind second set (bench/memories/blind): every query held out, files as generated."""
+@pytest.mark.parametrize(("name", "split"), [("blind", "H"), ("tuning2", "T")])
+def test_other_sets_shape_and_files(name: str, split: str) -> None:
+    """The blind set (every query held out) and the second tuning set: files as generated."""
     try:
-        devset.select("blind")
+        devset.select(name)
         specs = devset.parse_specs()
         queries = devset.load_queries()
         assert len(specs) >= 100 and len(queries) >= 60
-        assert {q.split for q in queries} == {"H"}
+        assert {q.split for q in queries} == {split}
         assert {q.kind for q in queries} == {"para", "intent", "newer", "keyword"}
         assert len([s for s in specs if s.supersedes]) >= 10
         ids = devset.keys()
