@@ -62,6 +62,7 @@ class Service:
         self._scan_stamp: object = None  # the worker's status file when _pending was scanned
         self.vectors_pending = 0  # memories without a vector, as last counted
         self._background_started = False  # a worker was started since the last scan
+        self._built_on_demand = False  # a search found the index empty and built it (once)
 
     @classmethod
     def open(cls, start: Path | None = None) -> Service:
@@ -298,10 +299,29 @@ class Service:
             embedder_problem=self._embedder_problem,
             expand=expand,
         )
+        built = 0 if resp.hits else self._build_if_never_indexed()
+        if built:
+            resp = self.search(query, filters, limit=limit, mode=mode, expand=expand)
+            note = f"the index held none of this project's memories: built it from {built} files"
+            resp.notices.insert(0, note)
+            return resp
         if emb is not None and self.vectors_pending:
             resp.vectors_pending = self.vectors_pending
             resp.notices.append(warming_notice(self.vectors_pending))
         return resp
+
+    def _build_if_never_indexed(self) -> int:
+        """A search that found nothing in an index never built for this project, while memory
+        files exist (files copied or pulled without the git hooks, `reindex` not run yet):
+        build it once, as `reindex` would, instead of answering "no matching memories".
+        Only the empty case: a stale index is `reindex`'s and the hooks' job (a walk per
+        search would cost O(vault)). Returns how many memories it added."""
+        if self._built_on_demand or self.index.count(self.filters(include_superseded=True)):
+            return 0
+        self._built_on_demand = True
+        if self.index.file_states(self.project) or next(self.vault.iter_paths(), None) is None:
+            return 0
+        return self.reindex().added
 
     def superseded_by(self, ids: Sequence[str]) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}

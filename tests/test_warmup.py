@@ -425,3 +425,25 @@ def test_mcp_search_reports_warming_up(repo: Path) -> None:
         assert "semantic_warming_up" not in text_only
     with Service(Vault(repo)) as svc:
         assert wait_for(lambda: missing(svc) == 0)
+
+
+def test_a_search_in_a_never_indexed_repository_builds_the_index(repo: Path, run_cli: RunCli) -> None:
+    """Files copied or pulled without the git hooks and no `reindex` yet: the first search builds
+    the index (once) and says so, instead of answering "no matching memories". A repository
+    whose index holds memories is not rebuilt by a search that finds nothing."""
+    fill(repo, 5)
+    proc = run_cli(repo, "search", "--json", "--mode", "text", "--", "tenant invoice")
+    assert json.loads(proc.stdout), proc.stderr
+    assert "built it from 5 files" in proc.stderr
+    again = run_cli(repo, "search", "--json", "--mode", "text", "--", "tenant invoice")
+    assert json.loads(again.stdout) and "built it" not in again.stderr
+    fill(repo, 1, start=50)  # a new file after the index exists: reindex's job, not search's
+    none = run_cli(repo, "search", "--json", "--mode", "text", "--", "zzqx-no-such-word")
+    assert json.loads(none.stdout) == [] and "built it" not in none.stderr
+    with Service(Vault(repo)) as svc:
+        assert svc.view.count(svc.filters()) == 5
+
+
+def test_a_search_in_an_empty_vault_does_not_build(repo: Path, run_cli: RunCli) -> None:
+    proc = run_cli(repo, "search", "--json", "--", "anything")
+    assert json.loads(proc.stdout) == [] and "built it" not in proc.stderr
