@@ -2,8 +2,9 @@
 
     .venv/bin/python bench/tune_fusion.py [--quick | --confidence]
 
-Tuning data: the dev set's tuning half (bench/memories, hit@3) and LoCoMo conversations 0-4
-(hit@10), both ranked by ``ccmemory.search.search`` over real SQLite indexes. Held-out halves are
+Tuning data: the dev sets' tuning queries (Ledgerly's tuning half and the Quillpad set,
+bench/memories/tuning2; hit@3 pooled) and LoCoMo conversations 0-4 (hit@10), all ranked by
+``ccmemory.search.search`` over real SQLite indexes. Held-out halves and the blind set are
 not looked at here: ``bench/memories/run.py`` and ``bench/locomo/run.py`` report them for the
 recipe the product ships. The objective is the mean of the two tuning scores, subject to hybrid
 being at least as good as each single signal on both.
@@ -12,6 +13,7 @@ being at least as good as each single signal on both.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import tempfile
 from pathlib import Path
@@ -76,6 +78,9 @@ def parse(spec: str) -> list[fusion.FusionRecipe]:
     return out
 
 
+DEV_SETS = ("main", "tuning2")  # Ledgerly's tuning half and Quillpad (all tuning); never blind
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
@@ -88,37 +93,54 @@ def main() -> None:
     loc = _locomo()
     convs, _ = loc.load(loc.DEFAULT_DATA)
     cache = loc.VectorCache(loc.DEFAULT_CACHE, loc.LocalMiniLM())
-    queries = [q for q in devset.load_queries() if q.split == "T"]
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp) / "dev"
-        devset.make_repo(root)
+    with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
+        dev = []  # (set name, service, query embedder, tuning queries) per dev set
+        for name in DEV_SETS:
+            devset.select(name)
+            root = Path(tmp) / name
+            devset.make_repo(root)
+            queries = [q for q in devset.load_queries() if q.split == "T"]
+            svc, _idx = stack.enter_context(devbench.indexed(root, "sqlite"))
+            dev.append((name, svc, devbench.CachedQueries(svc.embedder()), queries))
+        devset.select("main")
         indexed = product.build(
             [convs[i] for i in loc.TUNE], cache, loc.DOC_FORMATS["speaker"], Path(tmp) / "loc"
         )
-        with devbench.indexed(root, "sqlite") as (svc, _idx):
-            emb = devbench.CachedQueries(svc.embedder())
-            base_dev = dev_evaluate(svc, emb, queries)
-            base_loc = product.evaluate(indexed, range(len(indexed)), (1, 5, 10))
+
+        def dev_score(recipe: fusion.FusionRecipe | None, mode: str) -> list[float]:
+            """hit@1/3/5 pooled over every tuning query of the dev sets."""
+            total, n = [0.0, 0.0, 0.0], 0
+            for name, svc, emb, queries in dev:
+                devset.select(name)  # evaluate() maps target keys through the selected set
+                res = dev_evaluate(svc, emb, queries, recipe)[(mode, "T")]
+                total = [t + r * len(queries) for t, r in zip(total, res, strict=True)]
+                n += len(queries)
+            return [t / n for t in total]
+
+        base_dev = {m: dev_score(None, m) for m in ("text", "semantic")}
+        base_loc = product.evaluate(indexed, range(len(indexed)), (1, 5, 10))
+        nq = sum(len(q) for *_, q in dev)
+        print(
+            f"dev tuning queries: {nq} ({', '.join(DEV_SETS)}); singles dev hit@3 text"
+            f" {base_dev['text'][1]:.3f} sem {base_dev['semantic'][1]:.3f}"
+            f" | LoCoMo 0-4 hit@10 text {base_loc['text'][2]:.3f} sem {base_loc['semantic'][2]:.3f}"
+        )
+        best_dev = max(base_dev["text"][1], base_dev["semantic"][1])
+        best_loc = max(base_loc["text"][2], base_loc["semantic"][2])
+        rows = []
+        grid = confidence_grid() if args.confidence else candidates(args.quick)
+        for recipe in parse(args.recipes) if args.recipes else grid:
+            d = dev_score(recipe, "hybrid")
+            lo = product.evaluate(indexed, range(len(indexed)), (1, 5, 10), recipe, modes=("hybrid",))[
+                "hybrid"
+            ]
+            ok = d[1] >= best_dev and lo[2] >= best_loc
+            rows.append(((d[1] + lo[2]) / 2, ok, d, lo, recipe))
             print(
-                f"singles  dev T hit@3 text {base_dev[('text', 'T')][1]:.3f} sem {base_dev[('semantic', 'T')][1]:.3f}"
-                f" | LoCoMo 0-4 hit@10 text {base_loc['text'][2]:.3f} sem {base_loc['semantic'][2]:.3f}"
+                f"{(d[1] + lo[2]) / 2:.4f} {'ok ' if ok else 'LOW'} dev@1/3 {d[0]:.3f} {d[1]:.3f}"
+                f" loc@1/5/10 {lo[0]:.3f} {lo[1]:.3f} {lo[2]:.3f}  {recipe}",
+                flush=True,
             )
-            best_dev = max(base_dev[("text", "T")][1], base_dev[("semantic", "T")][1])
-            best_loc = max(base_loc["text"][2], base_loc["semantic"][2])
-            rows = []
-            grid = confidence_grid() if args.confidence else candidates(args.quick)
-            for recipe in parse(args.recipes) if args.recipes else grid:
-                d = dev_evaluate(svc, emb, queries, recipe)[("hybrid", "T")]
-                lo = product.evaluate(indexed, range(len(indexed)), (1, 5, 10), recipe, modes=("hybrid",))[
-                    "hybrid"
-                ]
-                ok = d[1] >= best_dev and lo[2] >= best_loc
-                rows.append(((d[1] + lo[2]) / 2, ok, d, lo, recipe))
-                print(
-                    f"{(d[1] + lo[2]) / 2:.4f} {'ok ' if ok else 'LOW'} dev@1/3 {d[0]:.3f} {d[1]:.3f}"
-                    f" loc@1/5/10 {lo[0]:.3f} {lo[1]:.3f} {lo[2]:.3f}  {recipe}",
-                    flush=True,
-                )
         for ic in indexed:
             ic.close()
     rows.sort(key=lambda r: (not r[1], -r[0], -r[2][0], -r[3][0]))
