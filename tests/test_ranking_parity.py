@@ -1,5 +1,6 @@
-"""One ranking on both backends: the dev set (bench/memories) indexed into SQLite and Neo4j must
-give the same top-5 for every query in every mode (ties aside).
+"""One ranking on both backends: the dev sets (bench/memories: Ledgerly, the Quillpad tuning set
+and the blind Driftwood set) indexed into SQLite and Neo4j must give the same top-5 for every
+query in every mode (ties aside).
 
 Both store the terms of `ccmemory.analyzer` and the text score is `ccmemory.bm25`'s, computed in
 Python over the candidates each backend finds; scores are compared rounded to 4 places, so equal
@@ -25,18 +26,25 @@ pytestmark = pytest.mark.neo4j
 
 @pytest.fixture(scope="module")
 def tops(neo4j_server: Neo4jServer, tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
-    root = tmp_path_factory.mktemp("parity") / "repo"
-    devset.make_repo(root)
-    queries = devset.load_queries()
-    out: dict[str, dict] = {}
-    for backend in ("sqlite", "neo4j"):
-        with devbench.indexed(root, backend, neo4j_server.uri, neo4j_server.auth) as (svc, _idx):
-            emb = devbench.CachedQueries(svc.embedder())
-            out[backend] = {
-                (mode, q.text): _scored(svc, emb, q.text, mode)
-                for mode in ("text", "semantic", "hybrid")
-                for q in queries
-            }
+    out: dict[str, dict] = {"sqlite": {}, "neo4j": {}}
+    try:
+        for name in ("main", "tuning2", "blind"):
+            devset.select(name)
+            root = tmp_path_factory.mktemp(f"parity-{name}") / "repo"
+            devset.make_repo(root)
+            queries = devset.load_queries()
+            for backend in ("sqlite", "neo4j"):
+                with devbench.indexed(root, backend, neo4j_server.uri, neo4j_server.auth) as (svc, _idx):
+                    emb = devbench.CachedQueries(svc.embedder())
+                    out[backend].update(
+                        {
+                            (mode, name, q.text): _scored(svc, emb, q.text, mode)
+                            for mode in ("text", "semantic", "hybrid")
+                            for q in queries
+                        }
+                    )
+    finally:
+        devset.select("main")
     return out
 
 
@@ -61,7 +69,9 @@ def _differ(a: list[tuple[str, float]], b: list[tuple[str, float]]) -> bool:
 
 
 def _check(tops: dict[str, dict], mode: str) -> None:
-    bad = [k[1] for k in tops["sqlite"] if k[0] == mode and _differ(tops["sqlite"][k], tops["neo4j"][k])]
+    keys = [k for k in tops["sqlite"] if k[0] == mode]
+    assert len(keys) >= 92 + 100 + 84  # every query of the three sets was ranked
+    bad = [k[1:] for k in keys if _differ(tops["sqlite"][k], tops["neo4j"][k])]
     assert not bad, f"{mode}: top-5 differs on {len(bad)} queries, e.g. {bad[:3]}"
 
 

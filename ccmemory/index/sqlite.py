@@ -28,6 +28,7 @@ from ccmemory.index.base import (
     embed_text,
     stats_summary,
 )
+from ccmemory.index.cosine import exact_scores
 from ccmemory.index.derive import PREFIX_LIMIT, derive, payload, ref_lookup
 from ccmemory.index.query import fts_match_terms
 from ccmemory.index.sqlite_ref import ReferenceTables
@@ -942,10 +943,9 @@ class SQLiteIndex(ReferenceTables):
             mask = np.fromiter((i in allowed for i in ids), dtype=bool, count=len(ids))
             scores = np.where(mask, scores, -np.inf)
         k = min(limit, len(ids))
-        top = np.argpartition(-scores, k - 1)[:k]
-        out = [(ids[i], round(float(scores[i]), 6)) for i in top if np.isfinite(scores[i])]
-        out.sort(key=lambda t: (-t[1], t[0]))
-        return out
+        top = [i for i in np.argpartition(-scores, k - 1)[:k] if np.isfinite(scores[i])]
+        # selected in float32 here; scored by the one function both backends use (cosine.py)
+        return exact_scores([ids[i] for i in top], matrix[top], query)
 
     # --- projects -----------------------------------------------------------------------------
     def projects(self) -> list[str]:

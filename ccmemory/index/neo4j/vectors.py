@@ -8,6 +8,7 @@ from typing import Any
 from neo4j.exceptions import Neo4jError
 
 from ccmemory.index.base import Filters, IndexUnavailable, embed_text
+from ccmemory.index.cosine import exact_scores
 from ccmemory.index.neo4j.connection import Connection, wrap_errors
 from ccmemory.index.neo4j.queries import RETURN_MEMORY
 from ccmemory.index.neo4j.read import memory_of, where_clause
@@ -103,8 +104,8 @@ class VectorStore(Connection):
                 "WHERE e.embedder = $emb "
                 "MATCH (m:Memory {project: $p, text_hash: e.text_hash}) "
                 f"WHERE {where} "
-                "WITH m, vector.similarity.cosine(e.embedding, $v) AS s "
-                "RETURN m.id AS id, s ORDER BY s DESC, id ASC LIMIT $limit",
+                "WITH m, e, vector.similarity.cosine(e.embedding, $v) AS s "
+                "RETURN m.id AS id, e.embedding AS v, s ORDER BY s DESC, id ASC LIMIT $limit",
                 index=VECTOR_INDEX,
                 k=k,
                 p=f.project,
@@ -124,12 +125,13 @@ class VectorStore(Connection):
                 "MATCH (m:Memory {project: $p}) "
                 f"WHERE {where} "
                 "MATCH (e:Embedding {embedder: $emb, text_hash: m.text_hash}) "
-                "WITH m, vector.similarity.cosine(e.embedding, $v) AS s "
-                "RETURN m.id AS id, s ORDER BY s DESC, id ASC LIMIT $limit",
+                "WITH m, e, vector.similarity.cosine(e.embedding, $v) AS s "
+                "RETURN m.id AS id, e.embedding AS v, s ORDER BY s DESC, id ASC LIMIT $limit",
                 p=f.project,
                 emb=embedder,
                 v=query,
                 limit=limit,
                 **params,
             )
-        return [(r["id"], round(2.0 * float(r["s"]) - 1.0, 6)) for r in rows]
+        # the server selects; the one client-side function scores, as on SQLite (cosine.py)
+        return exact_scores([r["id"] for r in rows], [r["v"] for r in rows], vector)
