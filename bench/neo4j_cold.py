@@ -39,6 +39,8 @@ from neo4j_bench import SERVER_JVM, full_reindex, make_vault  # noqa: E402
 from ccmemory.index.sqlite import SQLiteIndex  # noqa: E402
 
 STEPS: collections.Counter[str] = collections.Counter()
+SERVER_CPU: collections.Counter[str] = collections.Counter()  # server JVM CPU s during each step
+SERVER_PID = 0
 
 
 def _timed_step(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -46,11 +48,12 @@ def _timed_step(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     def inner(*args: Any, **kwargs: Any) -> Any:
         if threading.current_thread() is not threading.main_thread():
             return fn(*args, **kwargs)  # only the reindex's own thread is timed
-        t = time.perf_counter()
+        t, c = time.perf_counter(), server_cpu(SERVER_PID)
         try:
             return fn(*args, **kwargs)
         finally:
             STEPS[name] += time.perf_counter() - t
+            SERVER_CPU[name] += server_cpu(SERVER_PID) - c
 
     return inner
 
@@ -72,6 +75,8 @@ def install_profile() -> None:
 
 def server_cpu(pid: int) -> float:
     """CPU seconds (user + system) the server process has used so far (Linux /proc)."""
+    if not pid:
+        return 0.0
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
@@ -93,6 +98,7 @@ def dev(*args: str) -> str:
 
 
 def one_run(vault: Any, tmp: Path, k: int) -> dict[str, Any]:
+    global SERVER_PID
     from ccmemory.index.neo4j import Neo4jIndex
 
     status = subprocess.run(
@@ -114,16 +120,20 @@ def one_run(vault: Any, tmp: Path, k: int) -> dict[str, Any]:
         neo = Neo4jIndex(info["uri"], info["user"], info["password"])
         connect = time.perf_counter() - t
         STEPS.clear()
-        pid = info["pid"]
+        pid = SERVER_PID = info["pid"]
+        SERVER_CPU.clear()
         t_cold, cpu_cold, srv_cold = timed_cpu(
             lambda: full_reindex(neo, vault, "cold-" + uuid.uuid4().hex[:6]), pid
         )
         steps = {k2: round(v, 2) for k2, v in STEPS.most_common()}
+        steps_cpu = {k2: round(v, 2) for k2, v in SERVER_CPU.most_common()}
         STEPS.clear()
+        SERVER_CPU.clear()
         t_warm, cpu_warm, srv_warm = timed_cpu(
             lambda: full_reindex(neo, vault, "warm-" + uuid.uuid4().hex[:6]), pid
         )
         warm_steps = {k2: round(v, 2) for k2, v in STEPS.most_common()}
+        warm_steps_cpu = {k2: round(v, 2) for k2, v in SERVER_CPU.most_common()}
         neo.close()
     finally:
         dev("stop")
@@ -145,6 +155,8 @@ def one_run(vault: Any, tmp: Path, k: int) -> dict[str, Any]:
         "load_1min": [round(load, 2), round(os.getloadavg()[0], 2)],
         "cold_steps_s": steps,
         "second_steps_s": warm_steps,
+        "cold_steps_server_cpu_s": steps_cpu,
+        "second_steps_server_cpu_s": warm_steps_cpu,
         "jvm": info.get("jvm"),
     }
 
