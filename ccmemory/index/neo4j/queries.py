@@ -38,15 +38,14 @@ UPSERT_FILES = (
     "WITH old WHERE old IS NOT NULL RETURN DISTINCT old"
 )
 
-# (Memory)-[:ABOUT|TOUCHES|CAPTURED_IN|AUTHORED_BY]->(key node): one flat statement per
-# relationship type over (memory id, key) rows, the key nodes MERGEd before (MERGE_KEYS)
-_KEY_TARGETS = {
-    "ABOUT": "(k:Topic {project: $p, name: row.k}) USING INDEX k:Topic(project, name)",
-    "TOUCHES": "(k:File {project: $p, path: row.k}) USING INDEX k:File(project, path)",
-    "CAPTURED_IN": "(k:Session {project: $p, id: row.k}) USING INDEX k:Session(project, id)",
-    "AUTHORED_BY": "(k:Author {id: row.k}) USING INDEX k:Author(id)",
-}
-KEY_REL_PATTERN = "|".join(_KEY_TARGETS)
+# (row field, relationship type, key node) of a memory's links to its topic/file/session/author
+_KEY_RELS = (
+    ("topics", "ABOUT", "Topic {project: $p, name: key}"),
+    ("files", "TOUCHES", "File {project: $p, path: key}"),
+    ("sessions", "CAPTURED_IN", "Session {project: $p, id: key}"),
+    ("authors", "AUTHORED_BY", "Author {id: key}"),
+)
+KEY_REL_PATTERN = "|".join(rtype for _, rtype, _ in _KEY_RELS)
 # --- deriving memory nodes from the file records --------------------------------------------
 FILES_OF_IDS = (
     "UNWIND $ids AS id MATCH (f:MemoryFile {project: $p, mem_id: id}) "
@@ -98,16 +97,13 @@ WRITE_MEMORIES = (
     "MATCH (pr:Project {name: $p}) "
     "UNWIND $rows AS row MERGE (n:Ident {project: $p, id: row.id}) "
     f"SET n:Memory, n += row.props {_SET_TYPE_LABEL} "
-    "CREATE (n)-[:IN_PROJECT]->(pr)"
-)
-
-WRITE_KEY_RELS = {
-    rtype: (
-        f"UNWIND $rows AS row MATCH (n:Ident {{project: $p, id: row.id}}) {HINT_IDENT} "
-        f"MATCH {target} CREATE (n)-[:{rtype}]->(k)"
+    "CREATE (n)-[:IN_PROJECT]->(pr) "
+    # the key nodes exist (MERGE_KEYS, in sorted order): each MERGE here only finds one
+    + " ".join(
+        f"FOREACH (key IN row.{field} | MERGE (k:{target}) CREATE (n)-[:{rtype}]->(k))"
+        for field, rtype, target in _KEY_RELS
     )
-    for rtype, target in _KEY_TARGETS.items()
-}
+)
 
 
 MERGE_TARGETS = "UNWIND $ids AS id MERGE (:Ident {project: $p, id: id})"

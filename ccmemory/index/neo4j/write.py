@@ -75,12 +75,24 @@ def winner_payloads(
     return payload_of
 
 
+def _may_have_nodes(
+    ids: list[str], files: list[Any], scope: str, local: dict[str, str] | None, before: set[str] | None
+) -> list[str]:
+    """The ids among `ids` that may have a memory node to strip (all of them unless `before`)."""
+    if before is None or local is None:
+        return ids
+    older = {r["id"] for r in files if r["scope"] != scope or r["path"] not in local}
+    return [i for i in ids if i in before or i in older]
+
+
 def strip(tx: neo4j.Transaction, project: str, ids: list[str]) -> tuple[set[str], set[str]]:
     """Every memory node of `ids` back to a bare Ident. Returns the ids its relations pointed
     at and the element ids of the topic/file/session/author nodes it was linked to: the only
     nodes the rebuild can leave unreferenced."""
     targets: set[str] = set()
     keys: set[str] = set()
+    if not ids:
+        return targets, keys
     for r in tx.run(q.STRIP, p=project, ids=ids):
         targets.update(r["targets"])
         keys.update(r["keys"])
@@ -192,20 +204,10 @@ def build_rows(
     return mems, edges, applies, derived
 
 
-_NODE_KEYS = ("id", "label", "props")
-# (row field, relationship type) of the links to topic/file/session/author nodes
-_KEY_RELS = (
-    ("topics", "ABOUT"),
-    ("files", "TOUCHES"),
-    ("sessions", "CAPTURED_IN"),
-    ("authors", "AUTHORED_BY"),
-)
-
-
 def write_memories(tx: neo4j.Transaction, project: str, mems: list[dict[str, Any]]) -> None:
-    """The memory nodes (one statement for every type label) with IN_PROJECT, then their
-    ABOUT, TOUCHES, CAPTURED_IN and AUTHORED_BY relationships, one flat statement per
-    relationship type; the nodes these point at are MERGEd first, once per distinct key."""
+    """Each memory node with its IN_PROJECT, ABOUT, TOUCHES, CAPTURED_IN and AUTHORED_BY
+    relationships, in one statement for every type label (no per-row subqueries); the nodes
+    these point at are MERGEd first, once per distinct key, in sorted order (one statement)."""
     if not mems:
         return
     tx.run(
@@ -217,11 +219,7 @@ def write_memories(tx: neo4j.Transaction, project: str, mems: list[dict[str, Any
         authors=sorted({k for row in mems for k in row["authors"]}),
     ).consume()
     # row["label"] comes from TYPE_LABELS (schema.label); the statement only compares it
-    tx.run(q.WRITE_MEMORIES, p=project, rows=[{k: row[k] for k in _NODE_KEYS} for row in mems]).consume()
-    for field, rtype in _KEY_RELS:
-        rows = [{"id": row["id"], "k": key} for row in mems for key in row[field]]
-        if rows:
-            tx.run(q.WRITE_KEY_RELS[rtype], p=project, rows=rows).consume()
+    tx.run(q.WRITE_MEMORIES, p=project, rows=mems).consume()
 
 
 def write_edges(tx: neo4j.Transaction, project: str, edges: list[dict[str, Any]]) -> None:
@@ -254,6 +252,7 @@ def derive(
     ids: list[str],
     live: Live | None,
     local: dict[str, str] | None = None,
+    before: set[str] | None = None,
 ) -> dict[str, tuple[str, str | None]]:
     """Rebuild the memory nodes of `ids` from their winning files (see the package docstring).
 
@@ -261,6 +260,9 @@ def derive(
     the file records when they differ); other scopes' files keep what their clone stored.
     `local` maps this scope's paths written in this transaction to their payloads, so the
     winners' payloads need not travel back from the server.
+    `before` (with `local`): the ids of the file records this transaction replaced or deleted.
+    A memory node exists only while a file record feeds it, so an id outside `before` whose
+    every file record was written here had no node: it is not stripped (a new file's id).
     Returns id -> (status, git author) of the memories rebuilt.
     """
     if not ids:
@@ -270,7 +272,7 @@ def derive(
     if stale:
         tx.run(q.SET_FILE_STATUS, p=project, s=scope, rows=stale).consume()
     payload_of = winner_payloads(tx, project, scope, winners, local)
-    targets, keys = strip(tx, project, ids)
+    targets, keys = strip(tx, project, _may_have_nodes(ids, files, scope, local, before))
     mems, edges, applies, derived = build_rows(project, ids, winners, payload_of)
     # Every outgoing relationship of `ids` was deleted by strip() and each id is written once,
     # so relationships are CREATEd; the nodes they point at are MERGEd first, then only matched.
