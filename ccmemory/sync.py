@@ -90,18 +90,18 @@ BATCH = 2000  # file records per `Index.apply` (one transaction each)
 
 
 class _ParseAhead:
-    """`load_record` of each of `rels`, in order (iterate once). With more than one batch of
-    them, a helper thread starts reading and parsing at once and keeps ahead of the caller, who
-    meanwhile asks git for status and applies the previous batch (a remote index waits on its
-    server then). An unexpected parse failure is raised to the caller; `close` (also on leaving
-    the `with`) stops the helper."""
+    """`load_record` of each of `rels`, in order (iterate once). With `ahead` and more than one
+    batch of them, a helper thread starts reading and parsing at once and keeps ahead of the
+    caller, who meanwhile asks git for status and applies the previous batch (waiting on the
+    index server: `Index.parse_ahead`). An unexpected parse failure is raised to the caller;
+    `close` (also on leaving the `with`) stops the helper."""
 
-    def __init__(self, on_disk: dict[str, tuple[str, int, int]], rels: list[str]) -> None:
+    def __init__(self, on_disk: dict[str, tuple[str, int, int]], rels: list[str], ahead: bool) -> None:
         self.on_disk, self.rels = on_disk, rels
         self.out: queue.SimpleQueue[FileRecord | BaseException | None] = queue.SimpleQueue()
         self.stop = threading.Event()
         self.helper: threading.Thread | None = None
-        if len(rels) > BATCH:
+        if ahead and len(rels) > BATCH:
             self.helper = threading.Thread(target=self._work, name="ccmemory-parse", daemon=True)
             self.helper.start()
 
@@ -223,7 +223,7 @@ def reindex(
     removed = sorted(set(known) - set(on_disk))
     report.unchanged = len(on_disk) - len(changed)
 
-    with _ParseAhead(on_disk, sorted(changed)) as parsed:
+    with _ParseAhead(on_disk, sorted(changed), index.parse_ahead) as parsed:
         view = gitstate.snapshot(vault.root, main_branch)
         adders = gitstate.adders(vault.root) if view.in_repo else {}
         if local_author:

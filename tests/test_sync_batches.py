@@ -1,4 +1,5 @@
-"""`sync.reindex` over more than one batch: the parse-ahead helper thread (`sync._ParseAhead`)."""
+"""`sync.reindex` over more than one batch, with and without the parse-ahead helper thread
+(`sync._ParseAhead`, used when `Index.parse_ahead`: a server-backed index)."""
 
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ def test_small_batches_give_the_same_index(tmp_path: Path, monkeypatch: pytest.M
     rep_one = reindex(vault, one, "p")
     monkeypatch.setattr(sync, "BATCH", 3)
     many = SQLiteIndex(tmp_path / "many.db")
+    many.parse_ahead = True  # as a server-backed index: the helper thread parses ahead
     seen: list[tuple[int, int]] = []
     rep_many = reindex(vault, many, "p", progress=lambda n, total: seen.append((n, total)))
     assert rep_many.as_dict() | {"seconds": 0} == rep_one.as_dict() | {"seconds": 0}
@@ -70,6 +72,7 @@ def test_a_parse_failure_is_raised_and_stops_the_helper(
 
     monkeypatch.setattr(sync, "load_record", failing)
     idx = SQLiteIndex(tmp_path / "x.db")
+    idx.parse_ahead = True
     with pytest.raises(RuntimeError, match="disk on fire"):
         reindex(vault, idx, "p")
     for t in threading.enumerate():
