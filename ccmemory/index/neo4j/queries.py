@@ -46,6 +46,7 @@ _KEY_RELS = (
     ("authors", "AUTHORED_BY", "Author {id: key}"),
 )
 KEY_REL_PATTERN = "|".join(rtype for _, rtype, _ in _KEY_RELS)
+
 # --- deriving memory nodes from the file records --------------------------------------------
 FILES_OF_IDS = (
     "UNWIND $ids AS id MATCH (f:MemoryFile {project: $p, mem_id: id}) "
@@ -137,11 +138,6 @@ DROP_STUBS = (
 DROP_ORPHAN_KEYS = (
     "UNWIND $keys AS key MATCH (k) WHERE elementId(k) = key AND NOT EXISTS { (k)--() } DELETE k"
 )
-
-
-def drop_orphans(label: str) -> str:
-    """Nodes of a per-project key label (Topic, File, Session) nothing points at any more."""
-    return f"MATCH (x:{label} {{project: $p}}) WHERE NOT EXISTS {{ (x)--() }} DELETE x"
 
 
 DROP_ORPHAN_AUTHORS = "MATCH (a:Author) WHERE NOT EXISTS { (a)--() } DELETE a"
