@@ -7,8 +7,9 @@ G1 GC, 2 GB heap, as bench/neo4j_bench.py does), reindexes the same N-memory vau
 SQLite file and then into the just-started server (the cold figure), then once more into a
 second project on the now warm server, and stops the server. With --profile the time of each
 write step of the Neo4j backend (ccmemory.index.neo4j.write, the commit, the rest of `apply`)
-is added up (the reindex's own thread only). Load average is printed before and after: the
-machine is shared.
+is added up (the reindex's own thread only), for the second reindex too. CPU seconds of the
+client process and of the server JVM are reported for each reindex (on a shared machine they
+move less than wall time). Load average is printed before and after: the machine is shared.
 """
 
 from __future__ import annotations
@@ -38,6 +39,12 @@ from neo4j_bench import SERVER_JVM, full_reindex, make_vault  # noqa: E402
 from ccmemory.index.sqlite import SQLiteIndex  # noqa: E402
 
 STEPS: collections.Counter[str] = collections.Counter()
+SERVER_CPU: collections.Counter[str] = collections.Counter()  # server JVM CPU s during each step
+SERVER_PID = 0
+
+
+# called once per memory: timed, but reading the server's CPU time each call would cost more than them
+PER_ROW = {"memory_row", "term_props", "edge_rows"}
 
 
 def _timed_step(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -45,11 +52,14 @@ def _timed_step(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     def inner(*args: Any, **kwargs: Any) -> Any:
         if threading.current_thread() is not threading.main_thread():
             return fn(*args, **kwargs)  # only the reindex's own thread is timed
-        t = time.perf_counter()
+        pid = 0 if name in PER_ROW else SERVER_PID
+        t, c = time.perf_counter(), server_cpu(pid)
         try:
             return fn(*args, **kwargs)
         finally:
             STEPS[name] += time.perf_counter() - t
+            if pid:
+                SERVER_CPU[name] += server_cpu(pid) - c
 
     return inner
 
@@ -69,6 +79,24 @@ def install_profile() -> None:
     neo4j.Transaction.commit = _timed_step("commit", neo4j.Transaction.commit)  # type: ignore[method-assign]
 
 
+def server_cpu(pid: int) -> float:
+    """CPU seconds (user + system) the server process has used so far (Linux /proc)."""
+    if not pid:
+        return 0.0
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def timed_cpu(fn: Callable[[], float], pid: int) -> tuple[float, float, float]:
+    """(wall s, client CPU s, server CPU s) of `fn`."""
+    c0, s0 = time.process_time(), server_cpu(pid)
+    wall = fn()
+    return wall, time.process_time() - c0, server_cpu(pid) - s0
+
+
 def dev(*args: str) -> str:
     env = {**SERVER_JVM, **os.environ}
     cmd = [sys.executable, str(ROOT / "scripts" / "neo4j-dev"), *args]
@@ -76,6 +104,7 @@ def dev(*args: str) -> str:
 
 
 def one_run(vault: Any, tmp: Path, k: int) -> dict[str, Any]:
+    global SERVER_PID
     from ccmemory.index.neo4j import Neo4jIndex
 
     status = subprocess.run(
@@ -83,21 +112,34 @@ def one_run(vault: Any, tmp: Path, k: int) -> dict[str, Any]:
     )
     if status.returncode == 0:
         raise SystemExit("a neo4j-dev server of this checkout is running: stop it first (it may be a test's)")
+    load = os.getloadavg()[0]
     t = time.perf_counter()
     info = json.loads(dev("start", "--json").strip().splitlines()[-1])
     started = time.perf_counter() - t
     try:
         lite = SQLiteIndex(tmp / f"cold{k}.db")
+        c0 = time.process_time()
         t_lite = full_reindex(lite, vault, "bench")
+        cpu_lite = time.process_time() - c0
         lite.close()
         t = time.perf_counter()
         neo = Neo4jIndex(info["uri"], info["user"], info["password"])
         connect = time.perf_counter() - t
         STEPS.clear()
-        t_cold = full_reindex(neo, vault, "cold-" + uuid.uuid4().hex[:6])
+        pid = SERVER_PID = info["pid"]
+        SERVER_CPU.clear()
+        t_cold, cpu_cold, srv_cold = timed_cpu(
+            lambda: full_reindex(neo, vault, "cold-" + uuid.uuid4().hex[:6]), pid
+        )
         steps = {k2: round(v, 2) for k2, v in STEPS.most_common()}
+        steps_cpu = {k2: round(v, 2) for k2, v in SERVER_CPU.most_common()}
         STEPS.clear()
-        t_warm = full_reindex(neo, vault, "warm-" + uuid.uuid4().hex[:6])
+        SERVER_CPU.clear()
+        t_warm, cpu_warm, srv_warm = timed_cpu(
+            lambda: full_reindex(neo, vault, "warm-" + uuid.uuid4().hex[:6]), pid
+        )
+        warm_steps = {k2: round(v, 2) for k2, v in STEPS.most_common()}
+        warm_steps_cpu = {k2: round(v, 2) for k2, v in SERVER_CPU.most_common()}
         neo.close()
     finally:
         dev("stop")
@@ -108,7 +150,19 @@ def one_run(vault: Any, tmp: Path, k: int) -> dict[str, Any]:
         "neo4j_cold_s": round(t_cold, 2),
         "neo4j_second_s": round(t_warm, 2),
         "cold_ratio": round(t_cold / t_lite, 2),
+        "second_ratio": round(t_warm / t_lite, 2),
+        "cpu_s": {
+            "sqlite_client": round(cpu_lite, 2),
+            "cold_client": round(cpu_cold, 2),
+            "cold_server": round(srv_cold, 2),
+            "second_client": round(cpu_warm, 2),
+            "second_server": round(srv_warm, 2),
+        },
+        "load_1min": [round(load, 2), round(os.getloadavg()[0], 2)],
         "cold_steps_s": steps,
+        "second_steps_s": warm_steps,
+        "cold_steps_server_cpu_s": steps_cpu,
+        "second_steps_server_cpu_s": warm_steps_cpu,
         "jvm": info.get("jvm"),
     }
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+import queue
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -82,6 +84,58 @@ def load_record(path: Path, rel: str, mtime_ns: int, size: int) -> FileRecord:
     except MemoryFileError as exc:
         return FileRecord(rel, mtime_ns, len(data), digest, None, exc.reason, exc.line)
     return FileRecord(rel, mtime_ns, len(data), digest, parsed.memory)
+
+
+BATCH = 2000  # file records per `Index.apply` (one transaction each)
+
+
+class _ParseAhead:
+    """`load_record` of each of `rels`, in order (iterate once). With `ahead` and more than one
+    batch of them, a helper thread starts reading and parsing at once and keeps ahead of the
+    caller, who meanwhile asks git for status and applies the previous batch (waiting on the
+    index server: `Index.parse_ahead`). An unexpected parse failure is raised to the caller;
+    `close` (also on leaving the `with`) stops the helper."""
+
+    def __init__(self, on_disk: dict[str, tuple[str, int, int]], rels: list[str], ahead: bool) -> None:
+        self.on_disk, self.rels = on_disk, rels
+        self.out: queue.SimpleQueue[FileRecord | BaseException | None] = queue.SimpleQueue()
+        self.stop = threading.Event()
+        self.helper: threading.Thread | None = None
+        if ahead and len(rels) > BATCH:
+            self.helper = threading.Thread(target=self._work, name="ccmemory-parse", daemon=True)
+            self.helper.start()
+
+    def _load(self, rel: str) -> FileRecord:
+        path, mtime, size = self.on_disk[rel]
+        return load_record(Path(path), rel, mtime, size)
+
+    def _work(self) -> None:
+        try:
+            for rel in self.rels:
+                if self.stop.is_set():
+                    return
+                self.out.put(self._load(rel))
+        except BaseException as exc:  # handed to the caller, raised there
+            self.out.put(exc)
+        self.out.put(None)
+
+    def __iter__(self) -> Iterator[FileRecord]:
+        if self.helper is None:
+            yield from (self._load(rel) for rel in self.rels)
+            return
+        while (item := self.out.get()) is not None:
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+
+    def close(self) -> None:
+        self.stop.set()
+
+    def __enter__(self) -> _ParseAhead:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def _full_beside(
@@ -169,39 +223,39 @@ def reindex(
     removed = sorted(set(known) - set(on_disk))
     report.unchanged = len(on_disk) - len(changed)
 
-    view = gitstate.snapshot(vault.root, main_branch)
-    adders = gitstate.adders(vault.root) if view.in_repo else {}
-    if local_author:
-        # a file not committed yet was added by whoever's working tree it is in: a hand-written
-        # file without `author:` is theirs (and visible to them under the team rule)
-        adders = {**dict.fromkeys(on_disk, local_author), **adders}
+    with _ParseAhead(on_disk, sorted(changed), index.parse_ahead) as parsed:
+        view = gitstate.snapshot(vault.root, main_branch)
+        adders = gitstate.adders(vault.root) if view.in_repo else {}
+        if local_author:
+            # a file not committed yet was added by whoever's working tree it is in: a hand-written
+            # file without `author:` is theirs (and visible to them under the team rule)
+            adders = {**dict.fromkeys(on_disk, local_author), **adders}
 
-    if not full:
-        # before applying changes, so a re-derived memory's new status is counted too
-        report.status_changed = index.refresh_status(project, view.status_of, adders)
-    records: list[FileRecord] = []
-    total = len(changed)
-    for n, rel in enumerate(sorted(changed), 1):
-        path, mtime, size = on_disk[rel]
-        rec = load_record(Path(path), rel, mtime, size)
-        old = known.get(rel)
-        if old is None:
-            report.added += 1
-        elif old.hash == rec.hash and rec.hash:
-            report.unchanged += 1  # touched, same content: only the stat data is refreshed
-        else:
-            report.updated += 1
-        records.append(rec)
-        if progress and (n % 200 == 0 or n == total):
-            progress(n, total)
-    report.removed = len(removed)
-
-    batch = 2000
-    for start in range(0, max(len(records), 1), batch):
-        chunk = records[start : start + batch]
-        rem = removed if start == 0 else []
-        if chunk or rem:
-            index.apply(project, chunk, rem, view.status_of, adders)
+        if not full:
+            # before applying changes, so a re-derived memory's new status is counted too
+            report.status_changed = index.refresh_status(project, view.status_of, adders)
+        records: list[FileRecord] = []
+        total = len(changed)
+        report.removed = len(removed)
+        pending: list[FileRecord] = []
+        applied = False
+        for n, rec in enumerate(parsed, 1):
+            old = known.get(rec.path)
+            if old is None:
+                report.added += 1
+            elif old.hash == rec.hash and rec.hash:
+                report.unchanged += 1  # touched, same content: only the stat data is refreshed
+            else:
+                report.updated += 1
+            records.append(rec)
+            pending.append(rec)
+            if progress and (n % 200 == 0 or n == total):
+                progress(n, total)
+            if len(pending) == BATCH:
+                index.apply(project, pending, [] if applied else removed, view.status_of, adders)
+                applied, pending = True, []
+        if pending or (removed and not applied):
+            index.apply(project, pending, [] if applied else removed, view.status_of, adders)
     if records or removed:
         _relink(vault, index, project, records, view.status_of, adders)
     report.errors = index.file_problems(project)

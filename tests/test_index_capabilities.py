@@ -46,6 +46,7 @@ def test_protocol_lists_the_optional_capabilities() -> None:
     for name in (
         "scope",
         "moved_aside",
+        "parse_ahead",
         "server_info",
         "healthy",
         "reset_corrupt",
@@ -62,6 +63,7 @@ def test_sqlite_declares_every_capability(tmp_path: Path) -> None:
         assert idx.server_info() is None  # no server
         assert idx.scope is None  # records are not scoped per user
         assert idx.moved_aside is None
+        assert idx.parse_ahead is False  # apply runs in-process: no parsing thread
         assert idx.healthy() is True
         vault = vault_with_memories(tmp_path / "repo")
         reindex(vault, idx, "p")
@@ -97,6 +99,7 @@ def test_neo4j_declares_every_capability(neo4j_server: Neo4jServer, tmp_path: Pa
         assert info is not None and info["version"].startswith("5.")
         assert "memory_id" in info["indexes"] and "ident_key" in info["constraints"]
         assert idx.scope == "alice@example.com"
+        assert idx.parse_ahead is True  # apply waits on the server
         assert idx.moved_aside is None and idx.reset_corrupt() is None and idx.healthy() is True
         vault = vault_with_memories(tmp_path / "repo")
         reindex(vault, idx, project)

@@ -290,12 +290,19 @@ class Index(Protocol):
     # Every backend has each member below; one without the capability gives the documented
     # "absent" answer (None, or True for `healthy`), so callers test the answer, never probe
     # with getattr. SQLite: fresh_beside/swap_in/discard, healthy/reset_corrupt, moved_aside.
-    # Neo4j: server_info, scope.
+    # Neo4j: server_info, scope, parse_ahead.
 
     @property
     def scope(self) -> str | None:
         """The indexing user's scope of file records on a shared index ("" for an unknown user);
         None: records are not scoped (an embedded index)."""
+        ...
+
+    @property
+    def parse_ahead(self) -> bool:
+        """True when `apply` mostly waits on a server (Neo4j): `sync.reindex` then reads and
+        parses the next batch in a helper thread meanwhile. False for an embedded index, whose
+        `apply` runs in this process (a parsing thread would only contend for the GIL)."""
         ...
 
     @property

@@ -33,6 +33,7 @@ class Neo4jIndex(VectorStore, MemoryReads, ReferenceGraph):
 
     # --- optional capabilities this backend does not have (see Index) ------------------------
     moved_aside: str | None = None  # no local file
+    parse_ahead = True  # apply waits on the server: sync parses the next batch meanwhile
 
     def healthy(self) -> bool:
         return True  # the server checks its own store
@@ -68,7 +69,7 @@ class Neo4jIndex(VectorStore, MemoryReads, ReferenceGraph):
         adders = adders or {}
         with self._session() as s, s.begin_transaction() as tx:
             # the memories the files fed before this change are re-derived too
-            affected = {r.memory.id for r in upserts if r.memory}
+            before: set[str] = set()  # ids of the file records this change replaces or deletes
             if removed:
                 for r in tx.run(
                     q.DELETE_FILES,
@@ -77,7 +78,7 @@ class Neo4jIndex(VectorStore, MemoryReads, ReferenceGraph):
                     paths=removed,
                 ):
                     if r["old"] is not None:
-                        affected.add(r["old"])
+                        before.add(r["old"])
             payloads = {r.path: payload(r.memory) for r in upserts if r.memory}
             rows = [
                 {
@@ -102,13 +103,14 @@ class Neo4jIndex(VectorStore, MemoryReads, ReferenceGraph):
                 s=self.scope,
                 rows=rows,
             ):
-                affected.add(r["old"])
+                before.add(r["old"])
             self._derive(
                 tx,
                 project,
-                sorted(affected),
+                sorted(before | {r.memory.id for r in upserts if r.memory}),
                 lambda path: (status_of(path), adders.get(path)),
                 local=payloads,
+                before=before,
             )
             tx.commit()
 
@@ -119,9 +121,10 @@ class Neo4jIndex(VectorStore, MemoryReads, ReferenceGraph):
         ids: list[str],
         live: write.Live | None,
         local: dict[str, str] | None = None,
+        before: set[str] | None = None,
     ) -> dict[str, tuple[str, str | None]]:
         """Rebuild the memory nodes of `ids` from their winning files (`write.derive`)."""
-        return write.derive(tx, project, self.scope, ids, live, local)
+        return write.derive(tx, project, self.scope, ids, live, local, before)
 
     @wrap_errors
     def refresh_status(

@@ -6,7 +6,8 @@ or a relationship type from `model.RELATION_TYPES`, both checked before use, nev
 
 from __future__ import annotations
 
-from ccmemory.index.neo4j.schema import ALL_TYPE_LABELS, REL_PATTERN
+from ccmemory.index.neo4j.schema import ALL_TYPE_LABELS, REL_PATTERN, TYPE_LABELS
+from ccmemory.model import RELATION_TYPES
 
 # Index hints on the lookups by key: without them the planner, going by the statistics of the
 # moment, has picked a scan of all the project's file records per row (16 s of one 10k reindex).
@@ -37,6 +38,15 @@ UPSERT_FILES = (
     "WITH old WHERE old IS NOT NULL RETURN DISTINCT old"
 )
 
+# (row field, relationship type, key node) of a memory's links to its topic/file/session/author
+_KEY_RELS = (
+    ("topics", "ABOUT", "Topic {project: $p, name: key}"),
+    ("files", "TOUCHES", "File {project: $p, path: key}"),
+    ("sessions", "CAPTURED_IN", "Session {project: $p, id: key}"),
+    ("authors", "AUTHORED_BY", "Author {id: key}"),
+)
+KEY_REL_PATTERN = "|".join(rtype for _, rtype, _ in _KEY_RELS)
+
 # --- deriving memory nodes from the file records --------------------------------------------
 FILES_OF_IDS = (
     "UNWIND $ids AS id MATCH (f:MemoryFile {project: $p, mem_id: id}) "
@@ -54,13 +64,18 @@ PAYLOADS = (
 )
 STRIP = (
     f"UNWIND $ids AS id MATCH (n:Ident {{project: $p, id: id}}) {HINT_IDENT} "
+    # only memories have outgoing relationships, labels and properties to strip: a bare Ident
+    # (a relation target) is left alone
+    "WITH n WHERE n:Memory "
     f"OPTIONAL MATCH (n)-[r:{REL_PATTERN}]->(d:Ident) "
     "WITH n, collect(d.id) AS targets "
+    # the topic/file/session/author nodes it pointed at: the only ones the change can orphan
+    f"WITH n, targets, [(n)-[:{KEY_REL_PATTERN}]->(k) | elementId(k)] AS keys "
     # a subquery per node: the planner cannot start the deletion from the relationships
     "CALL (n) { MATCH (n)-[r]->() DELETE r } "
     f"REMOVE n:Memory:{ALL_TYPE_LABELS} "
     "SET n = {project: n.project, id: n.id} "
-    "RETURN targets"
+    "RETURN targets, keys"
 )
 MERGE_KEYS = (
     "MERGE (:Project {name: $p}) "
@@ -73,40 +88,40 @@ MERGE_KEYS = (
 )
 
 
-def write_memories(label: str) -> str:
-    """Memory nodes of one type label with their IN_PROJECT/ABOUT/TOUCHES/CAPTURED_IN/AUTHORED_BY."""
-    return (
-        "MATCH (pr:Project {name: $p}) "
-        "UNWIND $rows AS row MERGE (n:Ident {project: $p, id: row.id}) "
-        f"SET n:Memory:{label}, n += row.props "
-        "CREATE (n)-[:IN_PROJECT]->(pr) "
-        "WITH n, row "
-        "CALL (n, row) { UNWIND row.topics AS name "
-        "  MATCH (t:Topic {project: $p, name: name}) USING INDEX t:Topic(project, name) "
-        "  CREATE (n)-[:ABOUT]->(t) } "
-        "CALL (n, row) { UNWIND row.files AS path "
-        "  MATCH (f:File {project: $p, path: path}) USING INDEX f:File(project, path) "
-        "  CREATE (n)-[:TOUCHES]->(f) } "
-        "CALL (n, row) { UNWIND row.sessions AS key "
-        "  MATCH (x:Session {project: $p, id: key}) USING INDEX x:Session(project, id) "
-        "  CREATE (n)-[:CAPTURED_IN]->(x) } "
-        "CALL (n, row) { UNWIND row.authors AS key "
-        "  MATCH (a:Author {id: key}) USING INDEX a:Author(id) CREATE (n)-[:AUTHORED_BY]->(a) } "
-        "RETURN count(*)"
+# the type label of each row, set by a FOREACH per label so that one statement text (one plan)
+# serves every type; the labels are the TYPE_LABELS values, never user text
+_SET_TYPE_LABEL = " ".join(
+    f"FOREACH (_ IN CASE WHEN row.label = '{lab}' THEN [1] ELSE [] END | SET n:{lab})"
+    for lab in sorted(TYPE_LABELS.values())
+)
+WRITE_MEMORIES = (
+    "MATCH (pr:Project {name: $p}) "
+    "UNWIND $rows AS row MERGE (n:Ident {project: $p, id: row.id}) "
+    f"SET n:Memory, n += row.props {_SET_TYPE_LABEL} "
+    "CREATE (n)-[:IN_PROJECT]->(pr) "
+    # the key nodes exist (MERGE_KEYS, in sorted order): each MERGE here only finds one
+    + " ".join(
+        f"FOREACH (key IN row.{field} | MERGE (k:{target}) CREATE (n)-[:{rtype}]->(k))"
+        for field, rtype, target in _KEY_RELS
     )
+)
 
 
 MERGE_TARGETS = "UNWIND $ids AS id MERGE (:Ident {project: $p, id: id})"
 
 
-def write_edges(rtype: str) -> str:
-    """Relationships of one type between Ident nodes that exist."""
-    return (
-        "UNWIND $rows AS row MATCH (s:Ident {project: $p, id: row.src}) "
-        "USING INDEX s:Ident(project, id) "
-        "MATCH (d:Ident {project: $p, id: row.dst}) USING INDEX d:Ident(project, id) "
-        f"CREATE (s)-[r:{rtype}]->(d) SET r.reason = row.reason"
+# relationships between Ident nodes that exist, of every type in one statement text (a FOREACH
+# per type; the types are model.RELATION_TYPES, never user text)
+WRITE_EDGES = (
+    "UNWIND $rows AS row MATCH (s:Ident {project: $p, id: row.src}) "
+    "USING INDEX s:Ident(project, id) "
+    "MATCH (d:Ident {project: $p, id: row.dst}) USING INDEX d:Ident(project, id) "
+    + " ".join(
+        f"FOREACH (_ IN CASE WHEN row.type = '{rtype}' THEN [1] ELSE [] END | "
+        f"CREATE (s)-[:{rtype} {{reason: row.reason}}]->(d))"
+        for rtype in RELATION_TYPES
     )
+)
 
 
 WRITE_APPLIES = (
@@ -120,9 +135,9 @@ DROP_STUBS = (
 )
 
 
-def drop_orphans(label: str) -> str:
-    """Nodes of a per-project key label (Topic, File, Session) nothing points at any more."""
-    return f"MATCH (x:{label} {{project: $p}}) WHERE NOT EXISTS {{ (x)--() }} DELETE x"
+DROP_ORPHAN_KEYS = (
+    "UNWIND $keys AS key MATCH (k) WHERE elementId(k) = key AND NOT EXISTS { (k)--() } DELETE k"
+)
 
 
 DROP_ORPHAN_AUTHORS = "MATCH (a:Author) WHERE NOT EXISTS { (a)--() } DELETE a"

@@ -75,12 +75,28 @@ def winner_payloads(
     return payload_of
 
 
-def strip(tx: neo4j.Transaction, project: str, ids: list[str]) -> set[str]:
-    """Every node of `ids` back to a bare Ident; returns them and whom they pointed at."""
-    stub_candidates: set[str] = set(ids)
+def _may_have_nodes(
+    ids: list[str], files: list[Any], scope: str, local: dict[str, str] | None, before: set[str] | None
+) -> list[str]:
+    """The ids among `ids` that may have a memory node to strip (all of them unless `before`)."""
+    if before is None or local is None:
+        return ids
+    older = {r["id"] for r in files if r["scope"] != scope or r["path"] not in local}
+    return [i for i in ids if i in before or i in older]
+
+
+def strip(tx: neo4j.Transaction, project: str, ids: list[str]) -> tuple[set[str], set[str]]:
+    """Every memory node of `ids` back to a bare Ident. Returns the ids its relations pointed
+    at and the element ids of the topic/file/session/author nodes it was linked to: the only
+    nodes the rebuild can leave unreferenced."""
+    targets: set[str] = set()
+    keys: set[str] = set()
+    if not ids:
+        return targets, keys
     for r in tx.run(q.STRIP, p=project, ids=ids):
-        stub_candidates.update(r["targets"])
-    return stub_candidates
+        targets.update(r["targets"])
+        keys.update(r["keys"])
+    return targets, keys
 
 
 def memory_row(dm: DerivedMemory) -> dict[str, Any]:
@@ -188,13 +204,10 @@ def build_rows(
     return mems, edges, applies, derived
 
 
-_NODE_KEYS = ("id", "props", "topics", "files", "sessions", "authors")
-
-
 def write_memories(tx: neo4j.Transaction, project: str, mems: list[dict[str, Any]]) -> None:
-    """Each memory node together with its IN_PROJECT, ABOUT, TOUCHES, CAPTURED_IN and
-    AUTHORED_BY relationships (one statement per type label, not one per relationship type);
-    the nodes they point at are MERGEd first, once per distinct key (one statement)."""
+    """Each memory node with its IN_PROJECT, ABOUT, TOUCHES, CAPTURED_IN and AUTHORED_BY
+    relationships, in one statement for every type label (no per-row subqueries); the nodes
+    these point at are MERGEd first, once per distinct key, in sorted order (one statement)."""
     if not mems:
         return
     tx.run(
@@ -205,28 +218,16 @@ def write_memories(tx: neo4j.Transaction, project: str, mems: list[dict[str, Any
         sessions=sorted({k for row in mems for k in row["sessions"]}),
         authors=sorted({k for row in mems for k in row["authors"]}),
     ).consume()
-    by_label: dict[str, list[dict[str, Any]]] = {}
-    for row in mems:
-        by_label.setdefault(row["label"], []).append(row)
-    for label, rows in sorted(by_label.items()):
-        # `label` comes from TYPE_LABELS (checked by schema.label), never from user text
-        tx.run(
-            q.write_memories(label),
-            p=project,
-            rows=[{k: row[k] for k in _NODE_KEYS} for row in rows],
-        ).consume()
+    # row["label"] comes from TYPE_LABELS (schema.label); the statement only compares it
+    tx.run(q.WRITE_MEMORIES, p=project, rows=mems).consume()
 
 
 def write_edges(tx: neo4j.Transaction, project: str, edges: list[dict[str, Any]]) -> None:
     if not edges:
         return
     tx.run(q.MERGE_TARGETS, p=project, ids=sorted({r["dst"] for r in edges})).consume()
-    by_type: dict[str, list[dict[str, Any]]] = {}
-    for row in edges:
-        by_type.setdefault(row["type"], []).append(row)
-    for rtype, rows in sorted(by_type.items()):
-        # `rtype` was checked against RELATION_TYPES (edge_rows), never user text
-        tx.run(q.write_edges(rtype), p=project, rows=rows).consume()
+    # row["type"] was checked against RELATION_TYPES (edge_rows); the statement only compares it
+    tx.run(q.WRITE_EDGES, p=project, rows=edges).consume()
 
 
 def write_applies(tx: neo4j.Transaction, project: str, applies: list[dict[str, Any]]) -> None:
@@ -234,13 +235,14 @@ def write_applies(tx: neo4j.Transaction, project: str, applies: list[dict[str, A
         tx.run(q.WRITE_APPLIES, p=project, rows=applies).consume()
 
 
-def drop_unreferenced(tx: neo4j.Transaction, project: str, stub_candidates: set[str]) -> None:
-    """Ids that are neither memories nor relation targets any more disappear, and so do topics,
-    files, sessions and authors nothing points at."""
-    tx.run(q.DROP_STUBS, p=project, ids=sorted(stub_candidates)).consume()
-    for label in ("Topic", "File", "Session"):
-        tx.run(q.drop_orphans(label), p=project).consume()
-    tx.run(q.DROP_ORPHAN_AUTHORS).consume()
+def drop_unreferenced(tx: neo4j.Transaction, project: str, stub_candidates: set[str], keys: set[str]) -> None:
+    """Ids among `stub_candidates` that are neither memories nor relation targets any more
+    disappear, and so do the topic/file/session/author nodes among `keys` (element ids) that
+    nothing points at. Only what the rebuild unlinked is checked, never the whole project."""
+    if stub_candidates:
+        tx.run(q.DROP_STUBS, p=project, ids=sorted(stub_candidates)).consume()
+    if keys:
+        tx.run(q.DROP_ORPHAN_KEYS, keys=sorted(keys)).consume()
 
 
 def derive(
@@ -250,6 +252,7 @@ def derive(
     ids: list[str],
     live: Live | None,
     local: dict[str, str] | None = None,
+    before: set[str] | None = None,
 ) -> dict[str, tuple[str, str | None]]:
     """Rebuild the memory nodes of `ids` from their winning files (see the package docstring).
 
@@ -257,6 +260,9 @@ def derive(
     the file records when they differ); other scopes' files keep what their clone stored.
     `local` maps this scope's paths written in this transaction to their payloads, so the
     winners' payloads need not travel back from the server.
+    `before` (with `local`): the ids of the file records this transaction replaced or deleted.
+    A memory node exists only while a file record feeds it, so an id outside `before` whose
+    every file record was written here had no node: it is not stripped (a new file's id).
     Returns id -> (status, git author) of the memories rebuilt.
     """
     if not ids:
@@ -266,12 +272,14 @@ def derive(
     if stale:
         tx.run(q.SET_FILE_STATUS, p=project, s=scope, rows=stale).consume()
     payload_of = winner_payloads(tx, project, scope, winners, local)
-    stub_candidates = strip(tx, project, ids)
+    targets, keys = strip(tx, project, _may_have_nodes(ids, files, scope, local, before))
     mems, edges, applies, derived = build_rows(project, ids, winners, payload_of)
     # Every outgoing relationship of `ids` was deleted by strip() and each id is written once,
     # so relationships are CREATEd; the nodes they point at are MERGEd first, then only matched.
     write_memories(tx, project, mems)
     write_edges(tx, project, edges)
     write_applies(tx, project, applies)
-    drop_unreferenced(tx, project, stub_candidates)
+    # an id rebuilt as a memory stays; one left without a winning file, or a former relation
+    # target, goes unless something still points at it
+    drop_unreferenced(tx, project, targets | (set(ids) - set(derived)), keys)
     return derived
