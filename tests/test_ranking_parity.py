@@ -85,3 +85,45 @@ def test_text_same_on_both_backends(tops: dict[str, dict]) -> None:
 
 def test_hybrid_same_on_both_backends(tops: dict[str, dict]) -> None:
     _check(tops, "hybrid")
+
+
+def test_incremental_equals_rebuild_on_neo4j(
+    neo4j_server: Neo4jServer, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """After a hand edit, a delete and a new file, the Neo4j index updated incrementally ranks
+    and scores exactly like a project rebuilt from the same files (the write path skips work
+    for new ids and checks only what a change unlinked: this is what must not drift)."""
+    import shutil
+
+    root = tmp_path_factory.mktemp("neo4j-incremental") / "repo"
+    devset.make_repo(root)
+    queries = devset.load_queries()
+    edited = next(devset.FILES.glob("gotchas/*thundering*"))
+    deleted = next(devset.FILES.glob("decisions/*graphql*"))
+    added = next(devset.FILES.glob("facts/*"))
+
+    def rankings(svc):  # type: ignore[no-untyped-def]
+        emb = devbench.CachedQueries(svc.embedder())
+        return {
+            (m, q.text): _scored(svc, emb, q.text, m) for m in ("text", "semantic", "hybrid") for q in queries
+        }
+
+    with devbench.indexed(root, "neo4j", neo4j_server.uri, neo4j_server.auth) as (svc, _idx):
+        path = root / ".ccmemory" / edited.relative_to(devset.FILES)
+        path.write_text(path.read_text().replace("200 workers", "two hundred workers"))
+        (root / ".ccmemory" / deleted.relative_to(devset.FILES)).unlink()
+        copy = root / ".ccmemory" / "facts" / "2024-12-01-a-copy-under-a-new-name.md"
+        text = added.read_text()
+        copy.write_text(
+            text.replace(text.split("id: ", 1)[1].split("\n", 1)[0], "01JEZZZZZZZZZZZZZZZZZZZZZZ")
+        )
+        svc.reindex()
+        svc.embed_missing()
+        incremental = rankings(svc)
+    fresh = root.parent / "fresh"
+    shutil.copytree(root, fresh, ignore=shutil.ignore_patterns("local"))
+    (fresh / ".ccmemory" / "local").mkdir()
+    with devbench.indexed(fresh, "neo4j", neo4j_server.uri, neo4j_server.auth) as (svc2, _idx2):
+        rebuilt = rankings(svc2)
+    differ = [k for k in incremental if incremental[k] != rebuilt[k]]
+    assert not differ, f"{len(differ)} query/mode pairs differ, e.g. {differ[:2]}"
