@@ -33,6 +33,7 @@ from ccmemory.index.base import (
     chunk_text_hash,
     cited_reference,
 )
+from ccmemory.index.cosine import exact_scores
 from ccmemory.index.query import lucene_query
 
 CHUNK_FULLTEXT = "chunk_fulltext"
@@ -364,16 +365,16 @@ class ReferenceGraph:
         rows = self._scoped(
             "MATCH (c:Chunk {project: $p, scope: $s}) "
             "MATCH (e:Embedding {embedder: $emb, text_hash: c.text_hash}) WHERE e.dim = $dim "
-            "WITH c, vector.similarity.cosine(e.embedding, $v) AS s "
-            "RETURN c.id AS id, s ORDER BY s DESC, id ASC LIMIT $limit",
+            "WITH c, e, vector.similarity.cosine(e.embedding, $v) AS s "
+            "RETURN c.id AS id, e.embedding AS v, s ORDER BY s DESC, id ASC LIMIT $limit",
             project,
             emb=embedder,
             dim=len(query),
             v=query,
             limit=limit,
         )
-        # Neo4j's cosine is (1 + cos) / 2; callers compare raw cosine (as vector_search does)
-        return [(r["id"], round(2.0 * float(r["s"]) - 1.0, 6)) for r in rows]
+        # the server selects; the one client-side function scores, as on SQLite (cosine.py)
+        return exact_scores([r["id"] for r in rows], [r["v"] for r in rows], vector)
 
     def ref_links(self, project: str, chunk_ids: Sequence[str]) -> list[tuple[str, str, str]]:
         if not chunk_ids:

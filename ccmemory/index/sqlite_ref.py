@@ -19,6 +19,7 @@ from ccmemory.index.base import (
     chunk_text_hash,
     cited_reference,
 )
+from ccmemory.index.cosine import exact_scores
 from ccmemory.index.query import fts_query
 
 _REF_SCHEMA = """
@@ -289,7 +290,8 @@ class ReferenceTables:
             raise IndexUnavailable(f"vector dimension mismatch: index has {dim}, query has {query.shape[0]}")
         scores = matrix @ query
         order = sorted(range(len(rows)), key=lambda i: (-float(scores[i]), rows[i][0]))[:limit]
-        return [(rows[i][0], round(float(scores[i]), 6)) for i in order]
+        # selected in float32 here; scored by the one function both backends use (cosine.py)
+        return exact_scores([rows[i][0] for i in order], matrix[order], query)
 
     def ref_links(self, project: str, chunk_ids: Sequence[str]) -> list[tuple[str, str, str]]:
         from ccmemory.reference import REF_ROOT, tree_path
