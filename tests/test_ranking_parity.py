@@ -8,18 +8,10 @@ lists are not a coincidence of two similar scorers."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
+from tests.devset_util import devbench, devset, edit_delete_add, fresh_copy, rankings
 from tests.neo4j_server import Neo4jServer
-
-BENCH = Path(__file__).resolve().parent.parent / "bench" / "memories"
-sys.path.insert(0, str(BENCH))
-
-import devset  # noqa: E402
-import run as devbench  # noqa: E402
 
 pytestmark = pytest.mark.neo4j
 
@@ -35,28 +27,11 @@ def tops(neo4j_server: Neo4jServer, tmp_path_factory: pytest.TempPathFactory) ->
             queries = devset.load_queries()
             for backend in ("sqlite", "neo4j"):
                 with devbench.indexed(root, backend, neo4j_server.uri, neo4j_server.auth) as (svc, _idx):
-                    emb = devbench.CachedQueries(svc.embedder())
-                    out[backend].update(
-                        {
-                            (mode, name, q.text): _scored(svc, emb, q.text, mode)
-                            for mode in ("text", "semantic", "hybrid")
-                            for q in queries
-                        }
-                    )
+                    ranked = rankings(svc, queries, digits=4)
+                    out[backend].update({(mode, name, q): top for (mode, q), top in ranked.items()})
     finally:
         devset.select("main")
     return out
-
-
-def _scored(svc, emb, query, mode):  # type: ignore[no-untyped-def]
-    from ccmemory.index.base import Filters
-    from ccmemory.search import search
-
-    f = Filters(project=svc.project, viewer=svc.viewer)
-    resp = search(svc.index, query, f, limit=5, mode=mode, embedder=emb, now=devbench.NOW)
-    assert resp.mode == ("text" if mode == "text" else mode), resp.notices  # semantic must not fall back
-    hits = resp.hits
-    return [(h.memory.id, round(h.score, 4)) for h in hits]
 
 
 def _differ(a: list[tuple[str, float]], b: list[tuple[str, float]]) -> bool:
@@ -93,37 +68,16 @@ def test_incremental_equals_rebuild_on_neo4j(
     """After a hand edit, a delete and a new file, the Neo4j index updated incrementally ranks
     and scores exactly like a project rebuilt from the same files (the write path skips work
     for new ids and checks only what a change unlinked: this is what must not drift)."""
-    import shutil
-
     root = tmp_path_factory.mktemp("neo4j-incremental") / "repo"
     devset.make_repo(root)
     queries = devset.load_queries()
-    edited = next(devset.FILES.glob("gotchas/*thundering*"))
-    deleted = next(devset.FILES.glob("decisions/*graphql*"))
-    added = next(devset.FILES.glob("facts/*"))
-
-    def rankings(svc):  # type: ignore[no-untyped-def]
-        emb = devbench.CachedQueries(svc.embedder())
-        return {
-            (m, q.text): _scored(svc, emb, q.text, m) for m in ("text", "semantic", "hybrid") for q in queries
-        }
-
     with devbench.indexed(root, "neo4j", neo4j_server.uri, neo4j_server.auth) as (svc, _idx):
-        path = root / ".ccmemory" / edited.relative_to(devset.FILES)
-        path.write_text(path.read_text().replace("200 workers", "two hundred workers"))
-        (root / ".ccmemory" / deleted.relative_to(devset.FILES)).unlink()
-        copy = root / ".ccmemory" / "facts" / "2024-12-01-a-copy-under-a-new-name.md"
-        text = added.read_text()
-        copy.write_text(
-            text.replace(text.split("id: ", 1)[1].split("\n", 1)[0], "01JEZZZZZZZZZZZZZZZZZZZZZZ")
-        )
+        edit_delete_add(root, add=True)
         svc.reindex()
         svc.embed_missing()
-        incremental = rankings(svc)
-    fresh = root.parent / "fresh"
-    shutil.copytree(root, fresh, ignore=shutil.ignore_patterns("local"))
-    (fresh / ".ccmemory" / "local").mkdir()
+        incremental = rankings(svc, queries, digits=4)
+    fresh = fresh_copy(root, root.parent / "fresh")
     with devbench.indexed(fresh, "neo4j", neo4j_server.uri, neo4j_server.auth) as (svc2, _idx2):
-        rebuilt = rankings(svc2)
+        rebuilt = rankings(svc2, queries, digits=4)
     differ = [k for k in incremental if incremental[k] != rebuilt[k]]
     assert not differ, f"{len(differ)} query/mode pairs differ, e.g. {differ[:2]}"
