@@ -162,10 +162,11 @@ def search(
             used = "text"
         else:
             vec_list = vectors
-    fused = dict(recipe.fuse(dict(text_list), dict(vec_list)))
+    text_scores, vec_scores = dict(text_list), dict(vec_list)
+    fused = dict(recipe.fuse(text_scores, vec_scores))
     if not fused:
         return SearchResponse([], used, notices)
-    scale = recipe.text_scale(dict(text_list), dict(vec_list))
+    scale = recipe.text_scale(text_scores, vec_scores)  # for `explain` (fuse applied it)
     parts_of: dict[str, dict[str, float]] = {mid: {"fused": score} for mid, score in fused.items()}
     if scale < 1.0:
         for parts in parts_of.values():
