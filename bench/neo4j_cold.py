@@ -9,7 +9,7 @@ second project on the now warm server, and stops the server. With --profile the 
 write step of the Neo4j backend (ccmemory.index.neo4j.write, the commit, the rest of `apply`)
 is added up (the reindex's own thread only), for the second reindex too. CPU seconds of the
 client process and of the server JVM are reported for each reindex (on a shared machine they
-move less than wall time). Load average is printed before and after: the machine is shared.
+move less than wall time), the server's also per thread group (JIT compilers, Bolt workers, GC). Load average is printed before and after: the machine is shared.
 """
 
 from __future__ import annotations
@@ -38,8 +38,10 @@ from neo4j_bench import SERVER_JVM, full_reindex, make_vault  # noqa: E402
 
 from ccmemory.index.sqlite import SQLiteIndex  # noqa: E402
 
-STEPS: collections.Counter[str] = collections.Counter()
-SERVER_CPU: collections.Counter[str] = collections.Counter()  # server JVM CPU s during each step
+STEPS: collections.defaultdict[str, float] = collections.defaultdict(float)
+SERVER_CPU: collections.defaultdict[str, float] = collections.defaultdict(
+    float
+)  # server JVM CPU s during each step
 SERVER_PID = 0
 
 
@@ -90,11 +92,40 @@ def server_cpu(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def timed_cpu(fn: Callable[[], float], pid: int) -> tuple[float, float, float]:
-    """(wall s, client CPU s, server CPU s) of `fn`."""
-    c0, s0 = time.process_time(), server_cpu(pid)
+def thread_cpu(pid: int) -> dict[str, float]:
+    """CPU seconds so far of the server JVM's threads, grouped: the C2 and C1 JIT compilers,
+    the Bolt workers (the queries), GC, and the rest (Linux /proc; empty elsewhere)."""
+    out: collections.defaultdict[str, float] = collections.defaultdict(float)
+    tick = os.sysconf("SC_CLK_TCK")
+    for stat in Path(f"/proc/{pid}/task").glob("*/stat"):
+        try:
+            raw = stat.read_text()
+        except OSError:
+            continue  # the thread ended
+        comm = raw[raw.index("(") + 1 : raw.rindex(")")]
+        fields = raw.rsplit(")", 1)[1].split()
+        group = (
+            "jit_c2"
+            if comm.startswith("C2 ")
+            else "jit_c1"
+            if comm.startswith("C1 ")
+            else "bolt"
+            if "Bolt" in comm
+            else "gc"
+            if comm.startswith(("G1 ", "GC "))
+            else "other"
+        )
+        out[group] += (int(fields[11]) + int(fields[12])) / tick
+    return out
+
+
+def timed_cpu(fn: Callable[[], float], pid: int) -> tuple[float, float, float, dict[str, float]]:
+    """(wall s, client CPU s, server CPU s, server CPU s per thread group) of `fn`."""
+    c0, s0, t0 = time.process_time(), server_cpu(pid), thread_cpu(pid)
     wall = fn()
-    return wall, time.process_time() - c0, server_cpu(pid) - s0
+    t1 = thread_cpu(pid)
+    threads = {k: round(t1[k] - t0.get(k, 0.0), 2) for k in sorted(t1)}
+    return wall, time.process_time() - c0, server_cpu(pid) - s0, threads
 
 
 def dev(*args: str) -> str:
@@ -128,18 +159,18 @@ def one_run(vault: Any, tmp: Path, k: int) -> dict[str, Any]:
         STEPS.clear()
         pid = SERVER_PID = info["pid"]
         SERVER_CPU.clear()
-        t_cold, cpu_cold, srv_cold = timed_cpu(
+        t_cold, cpu_cold, srv_cold, thr_cold = timed_cpu(
             lambda: full_reindex(neo, vault, "cold-" + uuid.uuid4().hex[:6]), pid
         )
-        steps = {k2: round(v, 2) for k2, v in STEPS.most_common()}
-        steps_cpu = {k2: round(v, 2) for k2, v in SERVER_CPU.most_common()}
+        steps = {k2: round(v, 2) for k2, v in sorted(STEPS.items(), key=lambda kv: -kv[1])}
+        steps_cpu = {k2: round(v, 2) for k2, v in sorted(SERVER_CPU.items(), key=lambda kv: -kv[1])}
         STEPS.clear()
         SERVER_CPU.clear()
-        t_warm, cpu_warm, srv_warm = timed_cpu(
+        t_warm, cpu_warm, srv_warm, thr_warm = timed_cpu(
             lambda: full_reindex(neo, vault, "warm-" + uuid.uuid4().hex[:6]), pid
         )
-        warm_steps = {k2: round(v, 2) for k2, v in STEPS.most_common()}
-        warm_steps_cpu = {k2: round(v, 2) for k2, v in SERVER_CPU.most_common()}
+        warm_steps = {k2: round(v, 2) for k2, v in sorted(STEPS.items(), key=lambda kv: -kv[1])}
+        warm_steps_cpu = {k2: round(v, 2) for k2, v in sorted(SERVER_CPU.items(), key=lambda kv: -kv[1])}
         neo.close()
     finally:
         dev("stop")
@@ -158,6 +189,7 @@ def one_run(vault: Any, tmp: Path, k: int) -> dict[str, Any]:
             "second_client": round(cpu_warm, 2),
             "second_server": round(srv_warm, 2),
         },
+        "server_threads_cpu_s": {"cold": thr_cold, "second": thr_warm},
         "load_1min": [round(load, 2), round(os.getloadavg()[0], 2)],
         "cold_steps_s": steps,
         "second_steps_s": warm_steps,
