@@ -9,7 +9,8 @@ second project on the now warm server, and stops the server. With --profile the 
 write step of the Neo4j backend (ccmemory.index.neo4j.write, the commit, the rest of `apply`)
 is added up (the reindex's own thread only), for the second reindex too. CPU seconds of the
 client process and of the server JVM are reported for each reindex (on a shared machine they
-move less than wall time), the server's also per thread group (JIT compilers, Bolt workers, GC). Load average is printed before and after: the machine is shared.
+move less than wall time), the server's also per thread group (JIT compilers, Bolt workers, GC).
+Load average is printed before and after: the machine is shared.
 """
 
 from __future__ import annotations
@@ -39,9 +40,8 @@ from neo4j_bench import SERVER_JVM, full_reindex, make_vault  # noqa: E402
 from ccmemory.index.sqlite import SQLiteIndex  # noqa: E402
 
 STEPS: collections.defaultdict[str, float] = collections.defaultdict(float)
-SERVER_CPU: collections.defaultdict[str, float] = collections.defaultdict(
-    float
-)  # server JVM CPU s during each step
+# server JVM CPU s during each step
+SERVER_CPU: collections.defaultdict[str, float] = collections.defaultdict(float)
 SERVER_PID = 0
 
 
@@ -128,6 +128,10 @@ def timed_cpu(fn: Callable[[], float], pid: int) -> tuple[float, float, float, d
     return wall, time.process_time() - c0, server_cpu(pid) - s0, threads
 
 
+def largest_first(seconds: dict[str, float]) -> dict[str, float]:
+    return {k: round(v, 2) for k, v in sorted(seconds.items(), key=lambda kv: -kv[1])}
+
+
 def dev(*args: str) -> str:
     env = {**SERVER_JVM, **os.environ}
     cmd = [sys.executable, str(ROOT / "scripts" / "neo4j-dev"), *args]
@@ -162,15 +166,15 @@ def one_run(vault: Any, tmp: Path, k: int) -> dict[str, Any]:
         t_cold, cpu_cold, srv_cold, thr_cold = timed_cpu(
             lambda: full_reindex(neo, vault, "cold-" + uuid.uuid4().hex[:6]), pid
         )
-        steps = {k2: round(v, 2) for k2, v in sorted(STEPS.items(), key=lambda kv: -kv[1])}
-        steps_cpu = {k2: round(v, 2) for k2, v in sorted(SERVER_CPU.items(), key=lambda kv: -kv[1])}
+        steps = largest_first(STEPS)
+        steps_cpu = largest_first(SERVER_CPU)
         STEPS.clear()
         SERVER_CPU.clear()
         t_warm, cpu_warm, srv_warm, thr_warm = timed_cpu(
             lambda: full_reindex(neo, vault, "warm-" + uuid.uuid4().hex[:6]), pid
         )
-        warm_steps = {k2: round(v, 2) for k2, v in sorted(STEPS.items(), key=lambda kv: -kv[1])}
-        warm_steps_cpu = {k2: round(v, 2) for k2, v in sorted(SERVER_CPU.items(), key=lambda kv: -kv[1])}
+        warm_steps = largest_first(STEPS)
+        warm_steps_cpu = largest_first(SERVER_CPU)
         neo.close()
     finally:
         dev("stop")
