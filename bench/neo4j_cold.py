@@ -9,7 +9,7 @@ second project on the now warm server, and stops the server. With --profile the 
 write step of the Neo4j backend (ccmemory.index.neo4j.write, the commit, the rest of `apply`)
 is added up (the reindex's own thread only), for the second reindex too. CPU seconds of the
 client process and of the server JVM are reported for each reindex (on a shared machine they
-move less than wall time), the server's also per thread group (JIT compilers, Bolt workers, GC).
+move less than wall time), the server's also per thread group (JIT compilers, Bolt, GC).
 Load average is printed before and after: the machine is shared.
 """
 
@@ -81,41 +81,45 @@ def install_profile() -> None:
     neo4j.Transaction.commit = _timed_step("commit", neo4j.Transaction.commit)  # type: ignore[method-assign]
 
 
+def _stat_cpu(stat: Path) -> tuple[str, float] | None:
+    """(name, CPU seconds user + system) of a Linux /proc stat file; None once it is gone."""
+    try:
+        raw = stat.read_text()
+    except OSError:
+        return None
+    fields = raw.rsplit(")", 1)[1].split()
+    return raw[raw.index("(") + 1 : raw.rindex(")")], (int(fields[11]) + int(fields[12])) / os.sysconf(
+        "SC_CLK_TCK"
+    )
+
+
 def server_cpu(pid: int) -> float:
-    """CPU seconds (user + system) the server process has used so far (Linux /proc)."""
+    """CPU seconds the server process has used so far (nan if it is gone)."""
     if not pid:
         return 0.0
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return float("nan")
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    got = _stat_cpu(Path(f"/proc/{pid}/stat"))
+    return float("nan") if got is None else got[1]
+
+
+# (thread group, test on the thread's name as /proc gives it, at most 15 characters)
+THREAD_GROUPS: tuple[tuple[str, Callable[[str], bool]], ...] = (
+    ("jit_c2", lambda name: name.startswith("C2 ")),
+    ("jit_c1", lambda name: name.startswith("C1 ")),
+    ("bolt", lambda name: "Bolt" in name),
+    ("gc", lambda name: name.startswith(("G1 ", "GC "))),
+)
 
 
 def thread_cpu(pid: int) -> dict[str, float]:
-    """CPU seconds so far of the server JVM's threads, grouped: the C2 and C1 JIT compilers,
-    the Bolt workers (the queries), GC, and the rest (Linux /proc; empty elsewhere)."""
+    """CPU seconds so far of the server JVM's threads by THREAD_GROUPS: the C2 and C1 JIT
+    compilers, the Bolt threads (the queries and their network I/O), GC, and "other"."""
     out: collections.defaultdict[str, float] = collections.defaultdict(float)
-    tick = os.sysconf("SC_CLK_TCK")
     for stat in Path(f"/proc/{pid}/task").glob("*/stat"):
-        try:
-            raw = stat.read_text()
-        except OSError:
+        got = _stat_cpu(stat)
+        if got is None:
             continue  # the thread ended
-        comm = raw[raw.index("(") + 1 : raw.rindex(")")]
-        fields = raw.rsplit(")", 1)[1].split()
-        group = (
-            "jit_c2"
-            if comm.startswith("C2 ")
-            else "jit_c1"
-            if comm.startswith("C1 ")
-            else "bolt"
-            if "Bolt" in comm
-            else "gc"
-            if comm.startswith(("G1 ", "GC "))
-            else "other"
-        )
-        out[group] += (int(fields[11]) + int(fields[12])) / tick
+        name, seconds = got
+        out[next((group for group, test in THREAD_GROUPS if test(name)), "other")] += seconds
     return out
 
 
