@@ -99,6 +99,7 @@ def parse_specs() -> list[Spec]:
             body=" ".join(body),
             author=AUTHOR,
             topics=[t for t in opts.get("topics", "").split(",") if t],
+            files=[f for f in opts.get("files", "").split(",") if f],
             confidence=0.9,
             source="manual",
             fields=fields,
