@@ -148,12 +148,17 @@ class LocalMiniLM:
 
     By default (``integer=True``) the published file is run through the integer-arithmetic
     rewrite of :mod:`ccmemory.int8graph` (same int8 weights, int8 kernels, faster than the
-    float path, vectors within cosine 0.99 of it); ``integer=False`` runs the file
+    float path, vectors within cosine 0.998 of it); ``integer=False`` runs the file
     as published, where onnxruntime dequantises the weights and computes in float. The
     integer graph quantises activations per row (``per_row=True``, the default), so a vector is
     a pure function of its text whatever batch it was embedded in; ``per_row=False`` uses one
     scale per batch (the fused kernel; vectors move slightly with their batch-mates). Each
     variant has its own name, so their cached vectors are never mixed.
+
+    ``kernel`` picks the integer kernel: ``auto`` (default) probes whether this CPU's u8×s8
+    kernel is exact and otherwise stores the weights as uint8 (``u8u8``); both give the same
+    integer products, hence one name for both (see :mod:`ccmemory.int8graph`). After
+    :meth:`load`, ``kernel`` holds the one in use.
     """
 
     dim = 384
@@ -168,12 +173,16 @@ class LocalMiniLM:
         threads: int | None = None,
         integer: bool = True,
         per_row: bool = True,
+        kernel: Literal["auto", "u8s8", "u8u8"] = "auto",
     ) -> None:
         self.integer = integer
         self.per_row = per_row and integer
+        self.kernel: str = kernel if integer else "float"
         # The name is the cache key of stored vectors: each graph's vectors differ slightly.
+        # "x": exact integer products on every CPU (issue 32); the older -rq/-dq vectors of
+        # AVX2 machines were saturated, so every vector under those names is recomputed.
         self.name = (
-            ("minilm-l6-int8-rq" if self.per_row else "minilm-l6-int8-dq") if integer else "minilm-l6-int8"
+            ("minilm-l6-int8-rqx" if self.per_row else "minilm-l6-int8-dqx") if integer else "minilm-l6-int8"
         )
         self._model_path = Path(model_path) if model_path is not None else None
         self._vocab_path = Path(vocab_path) if vocab_path is not None else None
@@ -276,8 +285,11 @@ class LocalMiniLM:
     def _open_integer(self, start: Callable[[Path | bytes], Any], path: Path) -> Any:
         from ccmemory import int8graph
 
+        if self.kernel == "auto":
+            self.kernel = "u8s8" if int8graph.signed_kernel_exact(start) else "u8u8"
+        unsigned = self.kernel == "u8u8"
         try:
-            model = int8graph.prepared(path, per_row=self.per_row)
+            model = int8graph.prepared(path, per_row=self.per_row, unsigned=unsigned)
         except int8graph.ConversionError as exc:
             raise EmbedderUnavailable(_first_line(exc)) from exc
         try:
@@ -288,7 +300,7 @@ class LocalMiniLM:
             # A damaged cache file (disk full, truncated copy): rebuild it once.
             model.unlink(missing_ok=True)
             try:
-                return start(int8graph.prepared(path, per_row=self.per_row))
+                return start(int8graph.prepared(path, per_row=self.per_row, unsigned=unsigned))
             except Exception as exc:
                 error = exc
         raise EmbedderUnavailable(f"integer graph of {path} does not load: {_first_line(error)}") from error

@@ -34,7 +34,11 @@ def test_doctor_sqlite(repo: Path, run_cli: RunCli) -> None:
     assert idx["counts"]["memories"] == 2 and idx["counts"]["by_status"] == {"curated": 2}
     assert [b["path"] for b in idx["invalid_files"]] == [".ccmemory/facts/2026-11-21-broken.md"]
     assert "server" not in idx
-    assert data["embedder"] == {"available": True, "name": "minilm-l6-int8-rq", "dim": 384}
+    cpu_path = data["embedder"].pop("cpu_path")
+    assert data["embedder"] == {"available": True, "name": "minilm-l6-int8-rqx", "dim": 384}
+    assert cpu_path["kernel"] in ("u8s8", "u8u8") and cpu_path["kernel"] in cpu_path["detail"].replace(
+        "×", ""
+    )
     assert data["capture"]["provider"]
     assert set(data["git_hooks"]["installed"]) == {
         "post-merge",

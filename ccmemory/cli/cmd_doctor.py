@@ -88,7 +88,15 @@ def _embedder_report(config: Any) -> dict[str, Any]:
         emb = get_embedder(choice=config.embedder, check=True)
     except Exception as exc:
         return {"available": False, "reason": f"{type(exc).__name__}: {exc}"}
-    return {"available": True, "name": emb.name, "dim": emb.dim}
+    report: dict[str, Any] = {"available": True, "name": emb.name, "dim": emb.dim}
+    kernel = getattr(emb, "kernel", None)  # the local model's CPU path (issue 32)
+    if kernel in ("u8s8", "u8u8"):
+        from ccmemory.int8graph import kernel_description
+
+        report["cpu_path"] = {"kernel": kernel, "detail": kernel_description(kernel == "u8u8")}
+    elif kernel == "float":
+        report["cpu_path"] = {"kernel": "float", "detail": "float path (integer=False)"}
+    return report
 
 
 def _capture_report(root: Path) -> dict[str, Any]:
@@ -208,6 +216,8 @@ def _text(r: dict[str, Any]) -> list[str]:
     emb = r["embedder"]
     if emb.get("available"):
         lines.append(f"  embedder     {emb['name']} ({emb['dim']} dimensions)")
+        if emb.get("cpu_path"):
+            lines.append(f"  cpu path     {emb['cpu_path']['detail']}")
     else:
         lines.append(f"  embedder     unavailable: {emb.get('reason')}")
     cap = r["capture"]
