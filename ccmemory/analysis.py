@@ -9,7 +9,6 @@ results) so a reader can tell why a memory was flagged.
 
 from __future__ import annotations
 
-import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -18,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from ccmemory.index.base import Edge, IndexedMemory
 from ccmemory.model import normalise_topic
+from ccmemory.opposition import norm_text as _norm_text
+from ccmemory.opposition import opposition as _opposition
 
 if TYPE_CHECKING:
     from ccmemory.service import Service
@@ -140,10 +141,6 @@ def stale_decisions(
 
 
 # --- patterns ------------------------------------------------------------------------------------
-
-
-def _norm_text(value: Any) -> str:
-    return " ".join(re.findall(r"\w+", str(value or "").casefold()))
 
 
 def exception_clusters(mems: Sequence[IndexedMemory], min_size: int = 2) -> list[dict[str, Any]]:
@@ -290,22 +287,6 @@ def dependency_cycles(
                     parent = work[-1][0]
                     low[parent] = min(low[parent], low[node])
     return out
-
-
-_NEG = r"(?:don'?t|do not|never|avoid|stop|no longer|not)"
-
-
-def _opposition(a: str, b: str) -> str | None:
-    """'use X' vs 'don't use X' / 'avoid X' / 'never use X': the shared phrase, else None."""
-    ta, tb = _norm_text(a.replace("'", "")), _norm_text(b.replace("'", ""))
-    for pos, neg in ((ta, tb), (tb, ta)):
-        m = re.match(rf"^(?:{_NEG} )+(?:use |using |do )?(.+)$", neg.replace("dont", "don't"))
-        if not m:
-            continue
-        phrase = m.group(1).strip()
-        if len(phrase) >= 3 and re.sub(r"^(?:use |using |do |always )", "", pos).startswith(phrase):
-            return phrase
-    return None
 
 
 def contradictions(

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from ccmemory.findings import Finding
 from ccmemory.index.base import cited_reference
 from ccmemory.model import FOLDER_TO_TYPE, format_timestamp
 from ccmemory.resolve import target_ids
@@ -20,17 +21,6 @@ from ccmemory.vault import (
     parse_text,
     read_bytes_checked,
 )
-
-
-@dataclass(frozen=True)
-class Finding:
-    path: str
-    line: int
-    level: str  # error | warning
-    message: str
-
-    def as_dict(self) -> dict[str, object]:
-        return {"path": self.path, "line": self.line, "level": self.level, "message": self.message}
 
 
 def check_vault(vault: Vault) -> list[Finding]:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ccmemory.index.base import IndexedMemory
+from ccmemory.tokens import estimate_tokens
 
 if TYPE_CHECKING:  # for annotations only: at run time the arrow is service -> context
     from ccmemory.service import Service
@@ -21,11 +22,6 @@ class ContextResult:
     text: str
     ids: list[str]
     tokens: int
-
-
-def estimate_tokens(text: str) -> int:
-    """About four characters a token for English prose (no tokenizer import on the hook path)."""
-    return (len(text) + 3) // 4
 
 
 def _line(m: IndexedMemory, stale: set[str] | frozenset[str] = frozenset()) -> str:
@@ -67,6 +63,12 @@ def _across_projects(svc: Service, rules: list[IndexedMemory]) -> list[tuple[str
             mems.append(m)
         out.append(("From other projects (applies here)", mems))
     return out
+
+
+def context_for(svc: Service, budget_tokens: int | None = None, *, task: str | None = None) -> ContextResult:
+    """The session-start context of `svc`'s project within `budget_tokens` (else the configured
+    budget)."""
+    return build_context(svc, budget_tokens or svc.config.context_budget, task=task)
 
 
 def build_context(svc: Service, budget_tokens: int, *, task: str | None = None) -> ContextResult:

@@ -121,19 +121,6 @@ def stale_files(root: Path, index: Index, project: str) -> int:
     return changed + len(set(states) - set(files))
 
 
-_linked: set[tuple[str, str, tuple[tuple[str, str], ...]]] = set()
-
-
-def sync_links(svc: Service, *, force: bool = False) -> None:
-    """Store the configured `related_to` as the project's RELATED_TO links (on every reindex with
-    `force`, else once per process and configuration)."""
-    links = tuple(sorted((r.name, r.relation) for r in svc.config.related))
-    key = (svc.index.location, svc.project, links)
-    if force or key not in _linked:
-        svc.index.link_projects(svc.project, list(links))
-        _linked.add(key)
-
-
 def _local_sources(svc: Service, *, check_stale: bool = True) -> tuple[list[Source], list[str]]:
     from ccmemory.config import read_config_file
     from ccmemory.index.sqlite import SQLiteIndex
@@ -189,7 +176,7 @@ def _local_sources(svc: Service, *, check_stale: bool = True) -> tuple[list[Sour
 def _shared_sources(svc: Service, *, applies: bool) -> tuple[list[Source], list[str]]:
     notices: list[str] = []
     try:
-        sync_links(svc)
+        svc.link_projects()
     except IndexUnavailable as exc:  # e.g. a read-only account: the links stored earlier still count
         notices.append(f"related_to not stored as RELATED_TO links: {exc}")
     known = set(svc.index.projects())

@@ -136,7 +136,9 @@ def default_model_path() -> Path:
 
 def default_vocab_path() -> Path:
     """The WordPiece vocabulary shipped inside ccmemory (see NOTICE)."""
-    return Path(__file__).parent / "data" / VOCAB_RESOURCE
+    import ccmemory
+
+    return Path(ccmemory.__file__).resolve().parent / "data" / VOCAB_RESOURCE
 
 
 class LocalMiniLM:

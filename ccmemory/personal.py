@@ -129,7 +129,7 @@ def conflicts(project_mems: Sequence[Any], personal_mems: Sequence[Any]) -> list
     """Project memories that contradict personal ones. A project memory overrides a personal one
     when it supersedes it or names it CONFLICTS_WITH (explicit), or when their titles oppose
     ("use X" / "don't use X", the heuristic `analysis.contradictions` uses for decisions)."""
-    from ccmemory.analysis import _opposition
+    from ccmemory.opposition import opposition as _opposition
 
     out: list[Conflict] = []
     by_id = {m.id: m for m in personal_mems}
@@ -154,7 +154,7 @@ def conflicts(project_mems: Sequence[Any], personal_mems: Sequence[Any]) -> list
 def check_findings(root: Path, user_id: str | None, env: dict[str, str] | None = None) -> list[Any]:
     """`ccmemory check` warnings: project memories overriding personal-vault ones (read from the
     files, no index needed)."""
-    from ccmemory.checks import Finding
+    from ccmemory.findings import Finding
     from ccmemory.vault import Vault
 
     if not exists(env):

@@ -11,8 +11,6 @@ from typing import Any
 
 from ccmemory import gitstate
 from ccmemory.config import Config, load_config
-from ccmemory.context import ContextResult, build_context
-from ccmemory.context import estimate_tokens as estimate_tokens  # re-export: callers of the old home
 from ccmemory.index import open_index
 from ccmemory.index.base import Edge, FileProblem, Filters, Index, IndexedMemory
 from ccmemory.model import Memory
@@ -214,14 +212,21 @@ class Service:
         if full or report.added or report.updated or report.removed:
             self._pending = None  # new texts may lack a vector: scan again at the next search
         if self.config.related or self.config.backend == "neo4j":
-            from ccmemory.crossproject import sync_links
-
             try:  # related_to -> RELATED_TO links; a failure here must not fail the reindex
-                sync_links(self, force=True)
+                self.link_projects(force=True)
             except Exception as exc:
                 problem = f"related_to not stored in the index: {exc}"
                 report.errors.append(FileProblem(".ccmemory/config.yaml", None, problem))
         return report
+
+    def link_projects(self, *, force: bool = False) -> None:
+        """Store the configured `related_to` as the project's RELATED_TO links (on every reindex
+        with `force`, else once per process and configuration)."""
+        links = tuple(sorted((r.name, r.relation) for r in self.config.related))
+        key = (self.index.location, self.project, links)
+        if force or key not in _LINKED:
+            self.index.link_projects(self.project, list(links))
+            _LINKED.add(key)
 
     def draft(self, mtype: str, title: str, **kw: Any) -> Memory:
         """A new memory built by the one builder (`ccmemory.draft.build_memory`: redacted,
@@ -381,10 +386,9 @@ class Service:
                 cur = found[0].id
         return chain
 
-    def context(self, budget_tokens: int | None = None, *, task: str | None = None) -> ContextResult:
-        return build_context(self, budget_tokens or self.config.context_budget, task=task)
 
-
+#: (index location, project, links) stored by link_projects in this process
+_LINKED: set[tuple[str, str, tuple[tuple[str, str], ...]]] = set()
 #: Missing vectors one search call may embed before answering (one model batch or so).
 SEARCH_EMBED_BATCH = 32
 #: Vectors committed at a time by embed_missing.

@@ -11,20 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ccmemory import gitstate
+from ccmemory.changes import RACY_NS, ChangeCounts
 from ccmemory.index.base import FileProblem, FileRecord, Index
 from ccmemory.vault import MemoryFileError, Vault, decode, parse_text, read_bytes_checked
 from ccmemory.walk import Skipped
-
-
-@dataclass
-class ChangeCounts:
-    """What one incremental pass changed: the part the memory report (ReindexReport) and the
-    reference tree's (reference.sync.RefReport) share."""
-
-    added: int = 0
-    updated: int = 0
-    removed: int = 0
-    status_changed: int = 0
 
 
 @dataclass
@@ -56,9 +46,6 @@ def scan(vault: Vault, skipped: list[Skipped] | None = None) -> dict[str, tuple[
     if skipped is not None:
         skipped.extend(skips)
     return {e.rel: (e.path, e.mtime_ns, e.size) for e in entries}
-
-
-RACY_NS = 2_000_000_000
 
 
 def load_record(path: Path, rel: str, mtime_ns: int, size: int) -> FileRecord:

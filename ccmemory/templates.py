@@ -17,7 +17,9 @@ from ccmemory.model import TYPES
 
 def templates_dir() -> Path:
     """Inside an installed wheel: ccmemory/_data/templates; in a checkout: the repo's templates/."""
-    here = Path(__file__).resolve().parent
+    import ccmemory
+
+    here = Path(ccmemory.__file__).resolve().parent  # the package folder
     packaged = here / "_data" / "templates"
     return packaged if packaged.is_dir() else here.parent / "templates"
 

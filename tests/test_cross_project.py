@@ -16,6 +16,7 @@ import yaml
 
 from ccmemory import personal
 from ccmemory.config import load_config, parse_related
+from ccmemory.context import context_for
 from ccmemory.crossproject import cross_search
 from ccmemory.index.base import Filters
 from ccmemory.model import Relation
@@ -327,16 +328,16 @@ def test_mcp_query_context_and_search_cross_project(machine: dict[str, Any]) -> 
 def test_applies_to_surfaces_in_the_named_project_only(machine: dict[str, Any]) -> None:
     ids = machine["ids"]
     with Service(Vault(machine["app"])) as svc:
-        ctx = svc.context(4000)
+        ctx = context_for(svc, 4000)
         assert ids["infra_logs"] in ctx.ids
         assert "(from project infra)" in ctx.text
         assert "## From other projects (applies here)" in ctx.text
         resp = cross_search(svc, "JSON log lines", mode="text")
         assert [c.project for c in resp.hits if c.hit.memory.id == ids["infra_logs"]] == ["infra"]
     with Service(Vault(machine["infra"])) as svc:  # its own project: a normal memory
-        assert ids["infra_logs"] in svc.context(4000).ids
+        assert ids["infra_logs"] in context_for(svc, 4000).ids
     with Service(Vault(machine["blog"])) as svc:
-        assert ids["infra_logs"] not in svc.context(4000).ids
+        assert ids["infra_logs"] not in context_for(svc, 4000).ids
 
 
 def test_applies_to_round_trips_and_is_validated(tmp_path: Path) -> None:
@@ -425,9 +426,9 @@ def test_mcp_record_preference_global_writes_the_personal_vault(machine: dict[st
         local = c.call("record_preference", {"title": "Prefer tabs in this repo", "scope": "project"})
         assert "vault" not in local and local["path"].startswith(".ccmemory/preferences/")
     with Service(Vault(machine["infra"])) as svc:
-        assert "Prefer small commits" in svc.context(4000).text
+        assert "Prefer small commits" in context_for(svc, 4000).text
     with Service(Vault(machine["blog"])) as svc:
-        text = svc.context(4000).text
+        text = context_for(svc, 4000).text
         assert "Prefer small commits" in text and "Prefer tabs in this repo" not in text
 
 
@@ -436,7 +437,7 @@ def test_broken_personal_vault_never_blocks_context(machine: dict[str, Any], hom
     (home / ".ccmemory" / "local").rmdir()
     (home / ".ccmemory" / "local").write_text("not a folder")
     with Service(Vault(machine["app"])) as svc:
-        ctx = svc.context(4000)
+        ctx = context_for(svc, 4000)
     assert machine["ids"]["app_deploy"] in ctx.ids
     got = personal.global_memories(ALICE)
     assert got.memories == [] and got.notice and str(home) in got.notice
@@ -449,9 +450,9 @@ def test_global_section_respects_the_budget(machine: dict[str, Any], home: Path)
         )
     with Service(Vault(machine["app"])) as svc:
         for budget in (120, 300, 800):
-            ctx = svc.context(budget)
+            ctx = context_for(svc, budget)
             assert ctx.tokens <= budget
-        assert "Global rule number" in svc.context(800).text
+        assert "Global rule number" in context_for(svc, 800).text
 
 
 # --- capture's hook point: a rule about the user, not this repo -----------------------------------

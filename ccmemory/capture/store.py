@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ccmemory.context import context_for
 from ccmemory.model import TYPES, Memory
 from ccmemory.vault import MemoryFileError, Vault
 
@@ -183,7 +184,7 @@ class Store:
         svc = self.service()
         if svc is not None:
             try:
-                res = svc.context(budget_tokens=budget_tokens)
+                res = context_for(svc, budget_tokens)
                 return str(res.text), list(res.ids)
             except Exception as exc:
                 log.info("service context failed, using files only: %s", exc)

@@ -366,7 +366,8 @@ def check(as_json: bool, strict: bool, base: str | None, fix: bool = False) -> N
     --fix writes a missing `id` (a ULID) and `created` (when the file was first committed, else
     now) into hand-written files, changing nothing else in them, then checks.
     """
-    from ccmemory.checks import Finding, check_vault
+    from ccmemory.checks import check_vault
+    from ccmemory.findings import Finding
     from ccmemory.vault import Vault, VaultNotFound
 
     try:

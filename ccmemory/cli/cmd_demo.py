@@ -10,6 +10,8 @@ from typing import Any
 
 import click
 
+from ccmemory.context import context_for
+
 SAMPLES: list[tuple[str, str, list[str], list[str], str, dict[str, Any]]] = [
     (
         "decision",
@@ -125,5 +127,5 @@ def demo(folder: Path | None) -> None:
                 click.echo(f"  {h.score:.4f}  [{h.memory.type}] {h.memory.title}  ({h.memory.status})")
                 click.echo(f"          {h.memory.path}")
         click.secho("\n$ ccmemory context", bold=True)
-        click.echo(svc.context(600).text)
+        click.echo(context_for(svc, 600).text)
     click.echo(f"Try it yourself: cd {root} && ccmemory search 'database' --json")

@@ -43,7 +43,9 @@ def compose_file() -> Path:
     env = settings.COMPOSE_FILE.get()
     if env:
         return Path(env).expanduser().resolve()
-    here = Path(__file__).resolve().parent.parent
+    import ccmemory
+
+    here = Path(ccmemory.__file__).resolve().parent  # the package folder
     packaged = here / "_data" / "docker-compose.yml"
     if packaged.is_file():
         return packaged

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from ccmemory.cli.common import display_path, emit_json, notice, parse_when, service
+from ccmemory.context import context_for
 from ccmemory.model import TYPES
 
 
@@ -258,7 +259,7 @@ def context_cmd(budget: int | None, task: str | None, as_json: bool) -> None:
     """Print the session-start context: project rules, recent decisions, failed approaches and
     decisions needing review, one line each, within a token budget."""
     with service() as svc:
-        ctx = svc.context(budget, task=task)
+        ctx = context_for(svc, budget, task=task)
         if as_json:
             emit_json({"text": ctx.text, "ids": ctx.ids, "tokens": ctx.tokens})
         else:

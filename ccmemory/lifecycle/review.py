@@ -28,7 +28,7 @@ import hashlib
 import re
 from collections import defaultdict
 
-from ccmemory.checks import Finding
+from ccmemory.findings import Finding
 from ccmemory.lifecycle import staleness
 from ccmemory.lifecycle.gitread import records_at, resolve_commit
 from ccmemory.lifecycle.secrets import find_secrets

@@ -10,12 +10,12 @@ from ccmemory.reference.record import load
 from ccmemory.reference.sync import scan
 
 if TYPE_CHECKING:
-    from ccmemory.checks import Finding
+    from ccmemory.findings import Finding
     from ccmemory.vault import Vault
 
 
 def reference_findings(vault: Vault) -> list[Finding]:
-    from ccmemory.checks import Finding
+    from ccmemory.findings import Finding
     from ccmemory.redact import find_secrets
 
     files, skipped = scan(vault)

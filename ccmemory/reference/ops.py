@@ -119,7 +119,7 @@ def cache_pdf(svc: Service, file: str | Path) -> dict[str, Any]:
 
 def context_sections(svc: Service, task: str, budget_tokens: int, *, limit: int = 3) -> tuple[str, list[str]]:
     """The few most relevant sections for ``task`` that fit ``budget_tokens`` (text, chunk ids)."""
-    from ccmemory.context import estimate_tokens
+    from ccmemory.tokens import estimate_tokens
 
     if not task.strip() or budget_tokens <= 0:
         return "", []

@@ -13,11 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ccmemory.changes import RACY_NS, ChangeCounts
 from ccmemory.index.base import FileProblem
 from ccmemory.reference import REF_ROOT
 from ccmemory.reference.record import RefRecord, load
 from ccmemory.reference.scan import scan_tree
-from ccmemory.sync import RACY_NS, ChangeCounts
 from ccmemory.vault import Vault
 
 

@@ -45,7 +45,9 @@ class SiteError(CcmemoryError):
 
 def site_resources() -> Path:
     """Inside an installed wheel: ccmemory/_data/site; in a checkout: the repo's site/."""
-    here = Path(__file__).resolve().parent.parent
+    import ccmemory
+
+    here = Path(ccmemory.__file__).resolve().parent  # the package folder
     packaged = here / "_data" / "site"
     return packaged if packaged.is_dir() else here.parent / "site"
 

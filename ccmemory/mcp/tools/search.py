@@ -21,6 +21,7 @@ from typing import Annotated, Literal
 from mcp.server.mcpserver import MCPServer
 from pydantic import Field
 
+from ccmemory.context import context_for
 from ccmemory.mcp.backend import Backend
 from ccmemory.mcp.common import (
     MAX_WINDOW,
@@ -315,7 +316,7 @@ def query_context(
             for m in svc.view.query(svc.filters(files=[folder]), limit=limit):
                 add(m, f"about files in {folder}", 0.8)
     if not task and not current_file:
-        ctx = svc.context(None)
+        ctx = context_for(svc)
         mems = svc.view.get(ctx.ids)
         for i, m in enumerate(mems):
             add(m, "session-start context (no task or file given)", 0.5 - i * 1e-3)
