@@ -32,12 +32,12 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_index import QUERIES, make_vault, pct  # noqa: E402
 
-from ccmemory import personal  # noqa: E402
-from ccmemory.config import Config, RelatedProject  # noqa: E402
-from ccmemory.crossproject import cross_search  # noqa: E402
-from ccmemory.model import Memory, new_id  # noqa: E402
-from ccmemory.service import Service  # noqa: E402
-from ccmemory.vault import Vault  # noqa: E402
+from ccmemory.app.service import Service  # noqa: E402
+from ccmemory.core.config import Config, RelatedProject  # noqa: E402
+from ccmemory.core.model import Memory, new_id  # noqa: E402
+from ccmemory.core.vault import Vault  # noqa: E402
+from ccmemory.features import personal  # noqa: E402
+from ccmemory.features.crossproject import cross_search  # noqa: E402
 
 
 def ms(fn: object, *args: object, **kw: object) -> float:

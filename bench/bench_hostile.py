@@ -23,9 +23,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import yaml
 
 from bench.bench_index import make_vault
-from ccmemory import vault as vault_mod
-from ccmemory.vault import Vault, parse_text
-from ccmemory.walk import read_regular
+from ccmemory.core import vault as vault_mod
+from ccmemory.core.vault import Vault, parse_text
+from ccmemory.core.walk import read_regular
 
 
 def _time(fn: object) -> float:
@@ -65,7 +65,7 @@ def main() -> None:
             vault.walk()
 
         def walk_old() -> None:  # sync.scan before issue 19 (followed symlinks, no lstat)
-            from ccmemory.model import FOLDER_TO_TYPE
+            from ccmemory.core.model import FOLDER_TO_TYPE
 
             out = {}
             stack = [(os.path.join(vault.dir, f), f) for f in sorted(FOLDER_TO_TYPE)]

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench_index import QUERIES, cli, make_vault, pct, warm_search_ms
 
-from ccmemory.service import Service
+from ccmemory.app.service import Service
 
 
 def main() -> None:

@@ -25,8 +25,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ccmemory.model import TYPES, Memory, Relation, new_id  # noqa: E402
-from ccmemory.vault import Vault  # noqa: E402
+from ccmemory.core.model import TYPES, Memory, Relation, new_id  # noqa: E402
+from ccmemory.core.vault import Vault  # noqa: E402
 
 WORDS = (
     "auth token cookie session cache redis postgres migration schema index query retry backoff deploy "
@@ -144,7 +144,7 @@ def pct(values: list[float], p: float) -> float:
 
 
 def run(n: int, hybrid: bool) -> dict[str, float]:
-    from ccmemory.service import Service
+    from ccmemory.app.service import Service
 
     res: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp:

@@ -36,8 +36,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ccmemory import embed as E  # noqa: E402
-from ccmemory import int8graph  # noqa: E402
+from ccmemory.retrieval import embed as E  # noqa: E402
+from ccmemory.retrieval import int8graph  # noqa: E402
 
 
 def texts(n: int) -> list[str]:
@@ -90,7 +90,7 @@ def timed(model: E.LocalMiniLM, corpus: list[str], repeat: int) -> tuple[float, 
 
 
 QEMU_CODE = (
-    "import json, sys, numpy as np; from ccmemory.embed import LocalMiniLM; "
+    "import json, sys, numpy as np; from ccmemory.retrieval.embed import LocalMiniLM; "
     "m = LocalMiniLM(threads=1, kernel=sys.argv[3]); v = m.embed(json.load(open(sys.argv[1]))); "
     "np.save(sys.argv[2], v); print(m.kernel)"
 )

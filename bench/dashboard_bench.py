@@ -46,8 +46,7 @@ def pct(values: list[float], p: float) -> float:
 
 
 def seed_telemetry(root: Path, ids: list[str], events: int = 20_000, sessions: int = 200) -> None:
-    from ccmemory import telemetry
-    from ccmemory.capture import spool
+    from ccmemory.core import spool, telemetry
 
     rng = random.Random(3)
     local = root / ".ccmemory" / "local"
@@ -93,10 +92,10 @@ def main() -> None:
 
     from bench_index import make_vault
 
-    from ccmemory.dashboard.data import Dash
-    from ccmemory.dashboard.server import Server
-    from ccmemory.service import Service
-    from ccmemory.vault import Vault
+    from ccmemory.app.service import Service
+    from ccmemory.core.vault import Vault
+    from ccmemory.surfaces.dashboard.data import Dash
+    from ccmemory.surfaces.dashboard.server import Server
     from tests.dashboard_util import Running
 
     lines: list[str] = []
@@ -217,8 +216,7 @@ def main() -> None:
         r.close()
 
     # the hooks' fast path: one telemetry emit vs the spool append PostToolUse already does
-    from ccmemory import telemetry
-    from ccmemory.capture import spool
+    from ccmemory.core import spool, telemetry
 
     with tempfile.TemporaryDirectory() as tmp:
         n = 2000

@@ -5,7 +5,7 @@
 
 Two workloads, generated deterministically: "sentences" (a memory title alone, 6-9 words) and
 "memories" (title plus one or two sentences, 25-45 words, like the files ccmemory writes).
-Load time is measured in a fresh interpreter (import ccmemory.embed + load model and
+Load time is measured in a fresh interpreter (import ccmemory.retrieval.embed + load model and
 tokenizer), so the page cache is warm but nothing is imported yet.
 
 Graphs: "integer" is the default embedder (the int8-kernel rewrite of ccmemory/int8graph.py),
@@ -96,7 +96,7 @@ def short_memories(n: int, seed: int = 7) -> list[str]:
 LOAD_SNIPPET = """
 import time
 t0 = time.perf_counter()
-from ccmemory.embed import LocalMiniLM
+from ccmemory.retrieval.embed import LocalMiniLM
 e = LocalMiniLM(integer={integer})
 e.load()
 t1 = time.perf_counter()
@@ -140,7 +140,7 @@ def main() -> None:
     ap.add_argument("--graphs", default="integer,float", help="integer, float or both")
     args = ap.parse_args()
 
-    from ccmemory.embed import LocalMiniLM
+    from ccmemory.retrieval.embed import LocalMiniLM
 
     memories = short_memories(args.n)
     sentences = [m.split("\n")[0] for m in memories]
@@ -199,8 +199,8 @@ def search_path(emb: object, queries: list[str], n: int = 10_000) -> None:
     10k stored vectors (rebuilt from BLOBs once, as the SQLite index would), fuse 100 + 100."""
     import numpy as np
 
-    from ccmemory import fusion
-    from ccmemory.embed import top_k, vector_to_bytes, vectors_from_bytes
+    from ccmemory.retrieval.embed import top_k, vector_to_bytes, vectors_from_bytes
+    from ccmemory.text import fusion
 
     rng = np.random.default_rng(1)
     stored = rng.normal(size=(n, 384)).astype(np.float32)

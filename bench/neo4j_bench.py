@@ -38,12 +38,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from ccmemory.app.sync import reindex  # noqa: E402
+from ccmemory.core.model import TYPES, Memory, Relation, new_id  # noqa: E402
+from ccmemory.core.vault import Vault  # noqa: E402
 from ccmemory.index.base import Filters, Index  # noqa: E402
 from ccmemory.index.sqlite import SQLiteIndex  # noqa: E402
-from ccmemory.model import TYPES, Memory, Relation, new_id  # noqa: E402
-from ccmemory.search import search  # noqa: E402
-from ccmemory.sync import reindex  # noqa: E402
-from ccmemory.vault import Vault  # noqa: E402
+from ccmemory.retrieval.search import search  # noqa: E402
 
 WORDS = (
     "auth token cookie session cache redis postgres deploy migration schema index query retry "

@@ -28,7 +28,7 @@ def main() -> None:
     ap.add_argument("--chunk", type=int, default=100)
     ap.add_argument("--kinds", default="title,33w,60w")
     args = ap.parse_args()
-    from ccmemory.embed import LocalMiniLM
+    from ccmemory.retrieval.embed import LocalMiniLM
 
     graphs = {"per-row": LocalMiniLM(), "per-batch": LocalMiniLM(per_row=False)}
     for g in graphs.values():

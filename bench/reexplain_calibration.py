@@ -29,8 +29,8 @@ def accuracy(rows: list[tuple[float, int]], t: float) -> tuple[float, int, int]:
 def main() -> None:
     import numpy as np
 
-    from ccmemory.dashboard.metrics import REEXPLAIN_THRESHOLD
-    from ccmemory.embed import get_embedder
+    from ccmemory.retrieval.embed import get_embedder
+    from ccmemory.surfaces.dashboard.metrics import REEXPLAIN_THRESHOLD
 
     pairs = [json.loads(x) for x in (ROOT / "bench/data/reexplain_pairs.jsonl").read_text().splitlines() if x]
     emb = get_embedder(choice="local")

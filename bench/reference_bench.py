@@ -30,7 +30,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ccmemory.reference.search import search_reference  # noqa: E402
+from ccmemory.features.reference.search import search_reference  # noqa: E402
 
 DATA = ROOT / "tests" / "data"
 
@@ -134,7 +134,7 @@ PAGES: dict[str, tuple[list[str], list[str]]] = {
 
 
 def readability_md(html: str) -> str:
-    from ccmemory.reference.extract import html_to_markdown
+    from ccmemory.features.reference.extract import html_to_markdown
 
     return html_to_markdown(html)[1]
 
@@ -207,8 +207,8 @@ def quality(idx: Any, project: str, embedder: Any) -> dict[str, dict[str, tuple[
 
 
 def index_tree(idx: Any, project: str, tmp: Path) -> int:
-    from ccmemory.reference.sync import reindex_reference
-    from ccmemory.vault import Vault
+    from ccmemory.app.refsync import reindex_reference
+    from ccmemory.core.vault import Vault
 
     repo = tmp / f"repo-{uuid.uuid4().hex[:6]}"
     shutil.copytree(DATA / "reference_tree", repo / ".ccmemory" / "reference")
@@ -221,8 +221,8 @@ def main() -> None:
     ap.add_argument("--neo4j", action="store_true")
     ap.add_argument("--extract", action="store_true")
     args = ap.parse_args()
-    from ccmemory.embed import get_embedder
     from ccmemory.index.sqlite import SQLiteIndex
+    from ccmemory.retrieval.embed import get_embedder
 
     load = os.getloadavg()
     print(f"load average: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")

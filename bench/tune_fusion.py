@@ -4,7 +4,7 @@
 
 Tuning data: the dev sets' tuning queries (Ledgerly's tuning half and the Quillpad set,
 bench/memories/tuning2; hit@3 pooled) and LoCoMo conversations 0-4 (hit@10), all ranked by
-``ccmemory.search.search`` over real SQLite indexes. Held-out halves and the blind set are
+``ccmemory.retrieval.search.search`` over real SQLite indexes. Held-out halves and the blind set are
 not looked at here: ``bench/memories/run.py`` and ``bench/locomo/run.py`` report them for the
 recipe the product ships. The objective is the mean of the two tuning scores, subject to hybrid
 being at least as good as each single signal on both.
@@ -26,12 +26,12 @@ import product  # noqa: E402
 import run as devbench  # noqa: E402
 from run import evaluate as dev_evaluate  # noqa: E402
 
-from ccmemory import fusion  # noqa: E402
+from ccmemory.text import fusion  # noqa: E402
 
 
 def candidates(quick: bool) -> list[fusion.FusionRecipe]:
     """The shipped recipe, then score fusion of the calibrated text score (``raw``, see
-    ccmemory.bm25) with raw cosine or min-max cosine, then the min-max and RRF recipes of before."""
+    ccmemory.text.bm25) with raw cosine or min-max cosine, then the min-max and RRF recipes of before."""
     out: list[fusion.FusionRecipe] = [fusion.DEFAULT]
     weights = (0.5, 1.0, 1.5, 2.0) if quick else (0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0)
     for w in weights:

@@ -57,9 +57,9 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=10_000)
     ap.add_argument("--kind", default="60w")
     args = ap.parse_args()
-    from ccmemory import service as service_mod
-    from ccmemory.service import Service
-    from ccmemory.vault import Vault
+    from ccmemory.app import service as service_mod
+    from ccmemory.app.service import Service
+    from ccmemory.core.vault import Vault
 
     service_mod.start_background_embedding = lambda root: True  # measure the search alone
     tmp = Path(tempfile.mkdtemp(prefix="ccm-warmup-"))
@@ -91,7 +91,7 @@ def main() -> None:
             for q in queries:
                 search_once(svc, q, "hybrid search while warming up", counted, scans)
             # a background worker holds the lock and keeps its count: the search embeds nothing
-            from ccmemory import warming
+            from ccmemory.retrieval import warming
 
             local = root / ".ccmemory" / "local"
             fd = os.open(local / warming.LOCK, os.O_RDWR | os.O_CREAT, 0o644)

@@ -1,3 +1,3 @@
-from ccmemory.cli import main
+from ccmemory.surfaces.cli import main
 
 raise SystemExit(main())

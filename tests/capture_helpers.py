@@ -118,7 +118,7 @@ def wait_for_worker(repo: Path, timeout: float = 60.0) -> None:
 
 def read_memory(path: Path) -> Any:
     """The Memory in a file, parsed by the vault (independent of YAML layout)."""
-    from ccmemory.vault import Vault
+    from ccmemory.core.vault import Vault
 
     return Vault(path.parents[2]).read(path)
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from ccmemory.model import Memory, new_id
+from ccmemory.core.model import Memory, new_id
 
 pytest_plugins = ["tests.neo4j_server"]
 
@@ -36,7 +36,7 @@ def init_git(root: Path, email: str = "alice@example.com") -> Path:
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     """A real git repository with `ccmemory init` done (no git hooks are needed here)."""
-    from ccmemory.cli.cmd_core import init_vault
+    from ccmemory.surfaces.cli.cmd_core import init_vault
 
     root = init_git(tmp_path / "repo")
     init_vault(root)

@@ -11,8 +11,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from ccmemory import telemetry
-from ccmemory.model import Relation
+from ccmemory.core import telemetry
+from ccmemory.core.model import Relation
 from tests.conftest import git, init_git
 from tests.lifecycle_util import add_memory, commit_all
 
@@ -72,7 +72,7 @@ ON_FEATURE: list[tuple[str, str, str, float, dict[str, Any]]] = [
 
 
 def build_project(root: Path) -> Project:
-    from ccmemory.cli.cmd_core import init_vault
+    from ccmemory.surfaces.cli.cmd_core import init_vault
 
     init_git(root)
     init_vault(root)
@@ -98,7 +98,7 @@ def build_project(root: Path) -> Project:
     commit_all(root, "feature memories")
     # telemetry: the session-start hook's log and an MCP retrieval, as the real emitters write them
     local = root / ".ccmemory" / "local"
-    from ccmemory.capture import spool
+    from ccmemory.core import spool
 
     spool.append(
         local / "surfaced.jsonl",
@@ -125,10 +125,10 @@ class Running:
     """The dashboard served in a background thread (real uvicorn, real socket)."""
 
     def __init__(self, root: Path):
-        from ccmemory.dashboard.data import Dash
-        from ccmemory.dashboard.server import Server
-        from ccmemory.service import Service
-        from ccmemory.vault import Vault
+        from ccmemory.app.service import Service
+        from ccmemory.core.vault import Vault
+        from ccmemory.surfaces.dashboard.data import Dash
+        from ccmemory.surfaces.dashboard.server import Server
 
         self.dash = Dash(Service(Vault(root)), refresh_seconds=0.0)
         self.dash.refresh(force=True)

@@ -24,7 +24,7 @@ def scored(svc: Any, emb: Any, query: str, mode: str, digits: int) -> list[tuple
     """Top-5 ids with their final scores rounded to ``digits``, ranked by the product's search
     (semantic and hybrid must not have fallen back to full text)."""
     from ccmemory.index.base import Filters
-    from ccmemory.search import search
+    from ccmemory.retrieval.search import search
 
     f = Filters(project=svc.project, viewer=svc.viewer)
     resp = search(svc.index, query, f, limit=5, mode=mode, embedder=emb, now=devbench.NOW)

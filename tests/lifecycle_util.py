@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ccmemory.vault import Vault
+from ccmemory.core.vault import Vault
 from tests.conftest import cli_env, git, make_memory
 
 

@@ -1,4 +1,4 @@
-"""The one text analysis (ccmemory.analyzer) and the product-side BM25F (ccmemory.bm25)."""
+"""The one text analysis (ccmemory.text.analyzer) and the product-side BM25F (ccmemory.text.bm25)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from ccmemory import analyzer, bm25
+from ccmemory.core.model import Memory, parse_timestamp
 from ccmemory.index.base import Filters
 from ccmemory.index.sqlite import SCHEMA_VERSION, SQLiteIndex
-from ccmemory.model import Memory, parse_timestamp
+from ccmemory.text import analyzer, bm25
 
 
 def test_analysis_folds_splits_drops_stopwords_and_stems() -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ccmemory.cli.cmd_import import command
+from ccmemory.surfaces.cli.cmd_import import command
 from tests.capture_helpers import (
     FIXTURES,
     assert_no_secrets,

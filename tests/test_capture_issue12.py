@@ -15,15 +15,15 @@ import httpx2 as httpx
 import pytest
 from click.testing import CliRunner
 
-from ccmemory.capture.backfill import import_path
-from ccmemory.capture.extract import Context, Planner, apply_plan
-from ccmemory.capture.providers.choose import Choice
-from ccmemory.capture.providers.testing import TestProvider
-from ccmemory.capture.segment import build
-from ccmemory.capture.settings import CaptureSettings
-from ccmemory.capture.store import Store
-from ccmemory.cli.cmd_import import command as import_command
-from ccmemory.vault import Vault
+from ccmemory.core.vault import Vault
+from ccmemory.features.capture.backfill import import_path
+from ccmemory.features.capture.extract import Context, Planner, apply_plan
+from ccmemory.features.capture.providers.choose import Choice
+from ccmemory.features.capture.providers.testing import TestProvider
+from ccmemory.features.capture.segment import build
+from ccmemory.features.capture.settings import CaptureSettings
+from ccmemory.features.capture.store import Store
+from ccmemory.surfaces.cli.cmd_import import command as import_command
 from tests.capture_helpers import hook_env, make_repo, memory_files, read_memory, wait_for_worker
 from tests.replay import replay
 from tests.test_capture_providers import anthropic_with, messages_response
@@ -193,8 +193,8 @@ def test_ccmemory_new_and_mcp_record_link_instead_of_dropping(tmp_path: Path) ->
     newer = read_memory(repo / second.stdout.strip())
     assert newer.supersedes == [old.id] and "linked: supersedes" in second.stderr
 
-    from ccmemory.mcp import ops
-    from ccmemory.service import Service
+    from ccmemory.app.service import Service
+    from ccmemory.surfaces.mcp import ops
 
     with Service.open(repo) as svc:
         out = ops.record(svc, "decision", title="Use Kafka for the event bus instead of Redis streams")
@@ -217,7 +217,7 @@ def test_scenario2_rules_correction_is_not_inverted_and_context_says_the_right_t
     assert "localStorage" in corr["fields"]["wrong_belief"]
     assert not corr["title"].startswith("Use localStorage")
     apply_plan(plan, p.store)
-    from ccmemory.service import Service
+    from ccmemory.app.service import Service
 
     with Service.open(repo) as svc:
         context = svc.context(budget_tokens=800).text
@@ -349,7 +349,7 @@ def test_scenario5_context_injects_gotchas_and_exceptions_within_budget(tmp_path
         ["decision", "Use FastAPI for the web layer"],
     ):
         subprocess.run([sys.executable, "-m", "ccmemory", "new", *args], cwd=repo, env=env, check=True)
-    from ccmemory.service import Service, estimate_tokens
+    from ccmemory.app.service import Service, estimate_tokens
 
     with Service.open(repo) as svc:
         res = svc.context(budget_tokens=400)
@@ -380,7 +380,7 @@ def test_mcp_record_tools_over_stdio_supersede_instead_of_dropping(tmp_path: Pat
 
 
 def test_files_only_context_fallback_has_gotchas_and_exceptions() -> None:
-    from ccmemory.capture.store import Existing, fallback_context
+    from ccmemory.features.capture.store import Existing, fallback_context
 
     mems = [
         Existing("01A", "gotcha", "The test DB is shared", "", Path("a.md"), [], []),

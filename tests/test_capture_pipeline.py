@@ -9,13 +9,13 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ccmemory.capture.extract import Context, Planner, apply_plan
-from ccmemory.capture.providers.choose import Choice
-from ccmemory.capture.providers.testing import TestProvider
-from ccmemory.capture.segment import build
-from ccmemory.capture.settings import CaptureSettings
-from ccmemory.capture.store import Store
-from ccmemory.vault import Vault
+from ccmemory.core.vault import Vault
+from ccmemory.features.capture.extract import Context, Planner, apply_plan
+from ccmemory.features.capture.providers.choose import Choice
+from ccmemory.features.capture.providers.testing import TestProvider
+from ccmemory.features.capture.segment import build
+from ccmemory.features.capture.settings import CaptureSettings
+from ccmemory.features.capture.store import Store
 from tests.capture_helpers import (
     assert_no_secrets,
     hook_env,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ccmemory.capture.polarity import classify
+from ccmemory.features.capture.polarity import classify
 
 SCAFFOLD = "What was decided, in words a teammate understands without the session.\n## Why\n## Consequences"
 

@@ -12,15 +12,15 @@ from pathlib import Path
 import httpx2 as httpx  # the anthropic SDK (2.x) runs on httpx2, the httpx fork with the same API
 import pytest
 
-from ccmemory.capture.extract import Context, Planner, apply_plan
-from ccmemory.capture.providers.anthropic_api import AnthropicProvider
-from ccmemory.capture.providers.base import ProviderError
-from ccmemory.capture.providers.choose import Choice, choose, describe
-from ccmemory.capture.providers.claude_cli import ClaudeCliProvider
-from ccmemory.capture.segment import build
-from ccmemory.capture.settings import CaptureSettings
-from ccmemory.capture.store import Store
-from ccmemory.vault import Vault
+from ccmemory.core.vault import Vault
+from ccmemory.features.capture.extract import Context, Planner, apply_plan
+from ccmemory.features.capture.providers.anthropic_api import AnthropicProvider
+from ccmemory.features.capture.providers.base import ProviderError
+from ccmemory.features.capture.providers.choose import Choice, choose, describe
+from ccmemory.features.capture.providers.claude_cli import ClaudeCliProvider
+from ccmemory.features.capture.segment import build
+from ccmemory.features.capture.settings import CaptureSettings
+from ccmemory.features.capture.store import Store
 from tests.capture_helpers import SECRETS, assert_no_secrets, make_repo, memory_files, read_memory
 
 
@@ -259,8 +259,8 @@ def test_describe_for_doctor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
 
 
 def test_budget_limits_calls_and_records_usage(tmp_path: Path) -> None:
-    from ccmemory.capture.paths import LocalPaths
-    from ccmemory.capture.usage import Budget
+    from ccmemory.features.capture.paths import LocalPaths
+    from ccmemory.features.capture.usage import Budget
 
     repo = make_repo(tmp_path)
     replies = [httpx.Response(200, json=messages_response('{"memories": []}')) for _ in range(3)]

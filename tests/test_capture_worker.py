@@ -11,12 +11,13 @@ import sys
 import time
 from pathlib import Path
 
-from ccmemory.capture import jobs, spool
-from ccmemory.capture.paths import LocalPaths
-from ccmemory.capture.providers.base import ProviderError
-from ccmemory.capture.providers.choose import Choice
-from ccmemory.capture.settings import CaptureSettings
-from ccmemory.capture.worker import Worker
+from ccmemory.core import spool
+from ccmemory.features.capture import jobs
+from ccmemory.features.capture.paths import LocalPaths
+from ccmemory.features.capture.providers.base import ProviderError
+from ccmemory.features.capture.providers.choose import Choice
+from ccmemory.features.capture.settings import CaptureSettings
+from ccmemory.features.capture.worker import Worker
 from tests.capture_helpers import hook_env, make_repo, memory_files, read_memory
 
 PROMPTS = [
@@ -36,7 +37,7 @@ def spool_session(repo: Path, session: str = "s1") -> LocalPaths:
 
 def start_worker(repo: Path, **env: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-m", "ccmemory.capture.worker", str(repo)],
+        [sys.executable, "-m", "ccmemory.features.capture.worker", str(repo)],
         env=hook_env(**env),
         cwd=repo,
         start_new_session=True,
@@ -69,7 +70,7 @@ def test_kill_9_mid_job_then_rerun_writes_no_duplicates(tmp_path: Path) -> None:
     job = json.loads(pending[0].read_text())
     assert job["attempts"] == 1 and len(job["plan"]["memories"]) == 3  # the plan survived
     rerun = subprocess.run(
-        [sys.executable, "-m", "ccmemory.capture.worker", str(repo), "--once"],
+        [sys.executable, "-m", "ccmemory.features.capture.worker", str(repo), "--once"],
         env=hook_env(),
         cwd=repo,
         timeout=120,
@@ -82,7 +83,7 @@ def test_kill_9_mid_job_then_rerun_writes_no_duplicates(tmp_path: Path) -> None:
     assert jobs.pending(paths) == [] and len(list(paths.done.glob("*.json"))) == 1
     # running again changes nothing
     subprocess.run(
-        [sys.executable, "-m", "ccmemory.capture.worker", str(repo), "--once"],
+        [sys.executable, "-m", "ccmemory.features.capture.worker", str(repo), "--once"],
         env=hook_env(),
         cwd=repo,
         timeout=120,
@@ -169,17 +170,24 @@ def test_hooks_spawn_at_most_one_worker(tmp_path: Path) -> None:
             repo,
             env,
         )
-    out = subprocess.run(["pgrep", "-f", f"ccmemory.capture.worker {repo}"], capture_output=True, text=True)
+    out = subprocess.run(
+        ["pgrep", "-f", f"ccmemory.features.capture.worker {repo}"], capture_output=True, text=True
+    )
     assert len(out.stdout.split()) <= 1
     wait_for_worker(repo)
     deadline = time.time() + 10
     while (
         time.time() < deadline
-        and subprocess.run(["pgrep", "-f", f"ccmemory.capture.worker {repo}"], capture_output=True).stdout
+        and subprocess.run(
+            ["pgrep", "-f", f"ccmemory.features.capture.worker {repo}"], capture_output=True
+        ).stdout
     ):
         time.sleep(0.1)
     assert (
-        subprocess.run(["pgrep", "-f", f"ccmemory.capture.worker {repo}"], capture_output=True).stdout == b""
+        subprocess.run(
+            ["pgrep", "-f", f"ccmemory.features.capture.worker {repo}"], capture_output=True
+        ).stdout
+        == b""
     ), "the worker did not exit when idle"
     assert len(memory_files(repo)) == 5  # the sixth prompt's segment is still open (no Stop yet)
 
@@ -187,7 +195,7 @@ def test_hooks_spawn_at_most_one_worker(tmp_path: Path) -> None:
 def test_worker_command_status_and_retry_dead(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from click.testing import CliRunner
 
-    from ccmemory.cli.cmd_worker import command
+    from ccmemory.surfaces.cli.cmd_worker import command
 
     repo = make_repo(tmp_path)
     paths = spool_session(repo)

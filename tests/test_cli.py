@@ -167,8 +167,8 @@ def test_check_names_path_and_line_and_exits_1(repo: Path, run_cli: RunCli) -> N
 
 
 def test_dangling_relation_is_a_warning(repo: Path, run_cli: RunCli) -> None:
-    from ccmemory.model import Relation
-    from ccmemory.vault import Vault
+    from ccmemory.core.model import Relation
+    from ccmemory.core.vault import Vault
     from tests.conftest import make_memory
 
     gone = "01JD3K8X9QF2B7M4R6T0VWYZAC"

@@ -116,7 +116,7 @@ def test_compose_failure_is_passed_on(tmp_path: Path, run_cli: RunCli) -> None:
 
 
 def test_packaged_compose_file_is_the_repo_one() -> None:
-    from ccmemory.cli.cmd_neo4j import compose_file
+    from ccmemory.surfaces.cli.cmd_neo4j import compose_file
 
     path = compose_file()
     assert path.is_file() and "neo4j:5.26-community" in path.read_text(encoding="utf-8")

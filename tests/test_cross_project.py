@@ -14,14 +14,14 @@ from typing import Any
 import pytest
 import yaml
 
-from ccmemory import personal
-from ccmemory.config import load_config, parse_related
-from ccmemory.context import context_for
-from ccmemory.crossproject import cross_search
+from ccmemory.app.service import Service
+from ccmemory.core.config import load_config, parse_related
+from ccmemory.core.model import Relation
+from ccmemory.core.vault import Vault
+from ccmemory.features import personal
+from ccmemory.features.context import context_for
+from ccmemory.features.crossproject import cross_search
 from ccmemory.index.base import Filters
-from ccmemory.model import Relation
-from ccmemory.service import Service
-from ccmemory.vault import Vault
 from tests._mcp_client import SyncClient
 from tests.conftest import RunCli, git, init_git, make_memory
 
@@ -37,7 +37,7 @@ def write_config(root: Path, **settings: Any) -> None:
 
 
 def make_repo(base: Path, name: str) -> Path:
-    from ccmemory.cli.cmd_core import init_vault
+    from ccmemory.surfaces.cli.cmd_core import init_vault
 
     root = init_git(base / name, ALICE)
     init_vault(root)
@@ -341,14 +341,14 @@ def test_applies_to_surfaces_in_the_named_project_only(machine: dict[str, Any]) 
 
 
 def test_applies_to_round_trips_and_is_validated(tmp_path: Path) -> None:
-    from ccmemory.vault import parse_text, render
+    from ccmemory.core.vault import parse_text, render
 
     m = make_memory("fact", "Shared rule", applies_to=["app", "infra"])
     text = render(m)
     assert "applies_to: [app, infra]" in text or "applies_to:\n- app\n- infra" in text
     assert parse_text(text, "x.md").memory.applies_to == ["app", "infra"]
     bad = text.replace("applies_to: [app, infra]", "applies_to: {a: 1}")
-    from ccmemory.model import validate
+    from ccmemory.core.model import validate
 
     meta = yaml.safe_load(bad.split("---")[1])
     assert any(p.key == "applies_to" and p.level == "error" for p in validate(meta))
@@ -520,7 +520,7 @@ def test_is_personal_rule_is_conservative(title: str, files: list[str], expected
 
 
 def test_captured_personal_rule_goes_to_the_personal_vault(tmp_path: Path, home: Path) -> None:
-    from ccmemory.capture.store import Store
+    from ccmemory.features.capture.store import Store
 
     repo = make_repo(tmp_path, "proj")
     store = Store(Vault(repo))

@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 import yaml
 
-from ccmemory import personal
-from ccmemory.config import load_config
-from ccmemory.crossproject import cross_search
-from ccmemory.service import Service
-from ccmemory.vault import Vault
+from ccmemory.app.service import Service
+from ccmemory.core.config import load_config
+from ccmemory.core.vault import Vault
+from ccmemory.features import personal
+from ccmemory.features.crossproject import cross_search
 from tests._mcp_client import SyncClient
 from tests.conftest import RunCli, git, init_git, make_memory
 from tests.neo4j_server import Neo4jServer

@@ -78,7 +78,7 @@ def test_pages_carry_a_csp_without_inline_script(running: Running) -> None:
 
 
 def test_post_needs_csrf_and_same_origin(running: Running, project: Project) -> None:
-    from ccmemory.dashboard.app import csrf_for
+    from ccmemory.surfaces.dashboard.app import csrf_for
 
     csrf = csrf_for(running.server.token)
     key = "question:" + project.ids["q"]

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from ccmemory.config import Config
-from ccmemory.dashboard.data import Dash
-from ccmemory.service import Service
-from ccmemory.vault import Vault
+from ccmemory.app.service import Service
+from ccmemory.core.config import Config
+from ccmemory.core.vault import Vault
+from ccmemory.surfaces.dashboard.data import Dash
 from tests.dashboard_util import build_project
 from tests.neo4j_server import Neo4jServer
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from ccmemory.dashboard import metrics as mx
 from ccmemory.index.base import Edge, IndexedMemory
+from ccmemory.surfaces.dashboard import metrics as mx
 from tests.dashboard_util import HOSTILE_TITLE, Project, build_project
 from tests.lifecycle_util import cli
 
@@ -37,7 +37,7 @@ def test_report_formats(project: Project, tmp_path: Path) -> None:
 
 
 def test_report_pdf_names_its_renderer_or_says_why_not(project: Project, tmp_path: Path) -> None:
-    from ccmemory.dashboard.report import pdf_renderer
+    from ccmemory.surfaces.dashboard.report import pdf_renderer
 
     out = tmp_path / "r.pdf"
     proc = cli(project.root, "report", "--format", "pdf", "-o", str(out), check=False)

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ccmemory import embed as E
+from ccmemory.retrieval import embed as E
 
 # --------------------------------------------------------------------------- local model
 
@@ -28,7 +28,7 @@ def minilm() -> E.LocalMiniLM:
 
 def test_import_is_light() -> None:
     code = (
-        "import sys, ccmemory.embed as e; "
+        "import sys, ccmemory.retrieval.embed as e; "
         "heavy = [m for m in ('numpy', 'onnxruntime', 'tokenizers', 'voyageai') "
         "if m in sys.modules]; print(heavy)"
     )
@@ -158,7 +158,7 @@ FLOAT_COSINE_MEAN = 0.999
 def test_integer_graph_is_cached_and_close_to_the_float_path(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ccmemory import int8graph
+    from ccmemory.retrieval import int8graph
 
     monkeypatch.setenv("CCMEMORY_CACHE_DIR", str(tmp_path / "cache"))
     _data, rewritten = int8graph.rewrite(E.default_model_path())
@@ -222,7 +222,7 @@ class _ProbeSession:
 def test_kernel_probe_verdict(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, result: Any, exact: bool
 ) -> None:
-    from ccmemory import int8graph
+    from ccmemory.retrieval import int8graph
 
     monkeypatch.setenv("CCMEMORY_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(int8graph, "_signed_exact", None)
@@ -239,7 +239,7 @@ def test_kernel_probe_verdict(
 
 
 def test_saturating_cpu_gets_the_unsigned_graph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from ccmemory import int8graph
+    from ccmemory.retrieval import int8graph
 
     monkeypatch.setenv("CCMEMORY_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(int8graph, "_signed_exact", False)
@@ -272,7 +272,7 @@ def test_same_vectors_on_an_avx2_only_cpu(tmp_path: Path) -> None:
     texts = _memory_texts(6)
     (tmp_path / "texts.json").write_text(json.dumps(texts))
     code = (
-        "import json, sys, numpy as np; from ccmemory.embed import LocalMiniLM; "
+        "import json, sys, numpy as np; from ccmemory.retrieval.embed import LocalMiniLM; "
         "m = LocalMiniLM(threads=1); v = m.embed(json.load(open(sys.argv[1]))); "
         "np.save(sys.argv[2], v); print(m.name, m.kernel)"
     )
@@ -308,7 +308,7 @@ def test_same_vectors_on_an_avx2_only_cpu(tmp_path: Path) -> None:
 
 
 def test_damaged_cached_graph_is_rebuilt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from ccmemory import int8graph
+    from ccmemory.retrieval import int8graph
 
     monkeypatch.setenv("CCMEMORY_CACHE_DIR", str(tmp_path))
     cached = int8graph.cached_path(E.default_model_path())

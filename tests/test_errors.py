@@ -14,15 +14,15 @@ import pytest
 from click.testing import CliRunner
 
 import ccmemory
-from ccmemory.cli import app
-from ccmemory.cli.errors import EXIT_CODES, exit_code
-from ccmemory.errors import MCP_CODES, CcmemoryError, ConfigError, mcp_error
+from ccmemory.core.errors import MCP_CODES, CcmemoryError, ConfigError, mcp_error
+from ccmemory.surfaces.cli import app
+from ccmemory.surfaces.cli.errors import EXIT_CODES, exit_code
 from tests.conftest import RunCli
 
 # modules that need an optional extra this test run may not have
-OPTIONAL = {"ccmemory.capture.providers.anthropic_api"}
+OPTIONAL = {"ccmemory.features.capture.providers.anthropic_api"}
 # the CLI's rendering of a CcmemoryError for click (not an error class of its own)
-RENDERING = {"ccmemory.cli.errors.CliError"}
+RENDERING = {"ccmemory.surfaces.cli.errors.CliError"}
 
 
 def _all_modules() -> list[object]:
@@ -74,9 +74,9 @@ def test_both_tables_name_every_subclass_and_nothing_else() -> None:
 
 def test_classes_keep_their_builtin_bases() -> None:
     """Code that caught the builtin keeps working."""
-    from ccmemory.embed import EmbedderUnavailable
-    from ccmemory.vault import YAMLLimit
-    from ccmemory.walk import UnsafeFile
+    from ccmemory.core.vault import YAMLLimit
+    from ccmemory.core.walk import UnsafeFile
+    from ccmemory.retrieval.embed import EmbedderUnavailable
 
     assert issubclass(UnsafeFile, OSError) and issubclass(YAMLLimit, ValueError)
     assert issubclass(ConfigError, ValueError) and issubclass(EmbedderUnavailable, RuntimeError)
@@ -85,10 +85,10 @@ def test_classes_keep_their_builtin_bases() -> None:
 
 
 def test_mcp_error_uses_the_table_and_a_classs_own_code() -> None:
+    from ccmemory.app.resolve import AmbiguousRef
+    from ccmemory.core.vault import VaultNotFound
     from ccmemory.index.base import IndexUnavailable
-    from ccmemory.mcp.ops import ToolFailure
-    from ccmemory.resolve import AmbiguousRef
-    from ccmemory.vault import VaultNotFound
+    from ccmemory.surfaces.mcp.ops import ToolFailure
 
     down = mcp_error(IndexUnavailable("neo4j at bolt://x: connection refused"))
     assert down["code"] == "index_unavailable" and "bolt://x" in down["message"] and "reindex" in down["hint"]
@@ -105,8 +105,8 @@ def test_mcp_error_uses_the_table_and_a_classs_own_code() -> None:
 
 def test_a_tool_that_lets_an_anticipated_error_through_gets_its_code() -> None:
     """The MCP layer's one catch: any CcmemoryError becomes a structured tool error."""
-    from ccmemory.gitstate import GitError
-    from ccmemory.mcp.server import guarded
+    from ccmemory.core.gitstate import GitError
+    from ccmemory.surfaces.mcp.server import guarded
 
     @guarded
     def tool() -> dict[str, str]:
@@ -142,7 +142,7 @@ def test_no_vault_is_exit_1_naming_the_folder(tmp_path: Path, run_cli: RunCli) -
 
 def test_the_group_reports_what_a_command_lets_through(monkeypatch: pytest.MonkeyPatch) -> None:
     """A command that does not catch a CcmemoryError still gives its message, hint and code."""
-    from ccmemory.cli.cmd_neo4j import ComposeMissing
+    from ccmemory.surfaces.cli.cmd_neo4j import ComposeMissing
 
     @click.command("boom")
     @click.argument("which")

@@ -9,7 +9,7 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ccmemory.context import ContextResult, estimate_tokens
+from ccmemory.features.context import ContextResult, estimate_tokens
 from ccmemory.index.base import Filters
 
 PKG = Path(__file__).resolve().parent.parent / "ccmemory"
@@ -43,17 +43,19 @@ def test_context_does_not_import_service_at_run_time() -> None:
     runtime = [
         node.lineno
         for node in ast.walk(tree)
-        if isinstance(node, ast.ImportFrom) and node.module == "ccmemory.service" and id(node) not in guarded
+        if isinstance(node, ast.ImportFrom)
+        and node.module == "ccmemory.app.service"
+        and id(node) not in guarded
     ]
     assert runtime == []
     # and importing context alone does not pull the service (nor its index/search stack) in
-    code = "import sys, ccmemory.context; print('ccmemory.service' in sys.modules)"
+    code = "import sys, ccmemory.features.context; print('ccmemory.app.service' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
 
 def test_service_keeps_the_old_names() -> None:
-    from ccmemory import service
+    from ccmemory.app import service
 
     assert service.ContextResult is ContextResult
     assert service.estimate_tokens is estimate_tokens

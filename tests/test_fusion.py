@@ -6,7 +6,7 @@ import sqlite3
 
 import pytest
 
-from ccmemory import fusion
+from ccmemory.text import fusion
 
 
 def test_rrf_by_hand() -> None:

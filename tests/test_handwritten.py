@@ -24,8 +24,8 @@ from typing import Any
 
 import pytest
 
-from ccmemory.model import TYPES, id_time, is_provisional, is_ulid, new_id, provisional_id
-from ccmemory.vault import Vault
+from ccmemory.core.model import TYPES, id_time, is_provisional, is_ulid, new_id, provisional_id
+from ccmemory.core.vault import Vault
 from tests.conftest import REPO_ROOT, cli_env, git, init_git, make_memory
 from tests.lifecycle_util import cli, commit_all, reindex, search
 
@@ -362,7 +362,7 @@ def test_memory_files_honour_the_umask(tmp_path: Path, umask: int, mode: int) ->
 
 
 def test_atomic_write_modes(tmp_path: Path) -> None:
-    from ccmemory.atomic import UMASK, atomic_write, current_umask
+    from ccmemory.core.atomic import UMASK, atomic_write, current_umask
 
     old = os.umask(0o027)
     try:
@@ -381,8 +381,8 @@ def test_atomic_write_modes(tmp_path: Path) -> None:
 
 
 def _service(root: Path, backend: str, request: pytest.FixtureRequest) -> Any:
-    from ccmemory.config import Config, load_config
-    from ccmemory.service import Service
+    from ccmemory.app.service import Service
+    from ccmemory.core.config import Config, load_config
 
     if backend == "sqlite":
         return Service(Vault(root))
@@ -405,7 +405,7 @@ def _service(root: Path, backend: str, request: pytest.FixtureRequest) -> Any:
 def test_provisional_ids_and_path_relations_on_both_backends(
     tmp_path: Path, backend: str, request: pytest.FixtureRequest
 ) -> None:
-    from ccmemory.checks import fix_vault
+    from ccmemory.features.checks import fix_vault
 
     root = _repo(tmp_path)
     _write(root, "decisions/use-ruff.md", HAND)

@@ -107,9 +107,9 @@ def test_check_and_reindex_agree_on_the_file_set(vault: Path, tmp_path: Path, ru
     (facts / "nested" / "n.md").write_text(memory("Nested walrus"), encoding="utf-8")
     (facts / "l.md").symlink_to(facts / "good.md")  # even a link *inside* the vault is not read
     os.mkfifo(facts / "f.md")
-    from ccmemory.checks import check_vault
-    from ccmemory.sync import scan
-    from ccmemory.vault import Vault
+    from ccmemory.app.sync import scan
+    from ccmemory.core.vault import Vault
+    from ccmemory.features.checks import check_vault
 
     v = Vault(vault)
     checked = {f.path for f in check_vault(v)} | {v.rel(p) for p in v.iter_paths()}
@@ -163,7 +163,7 @@ def test_fifo_config_and_fifo_swapped_in_after_indexing(vault: Path, run_cli: Ru
 
 
 def test_read_regular_refuses_without_blocking(tmp_path: Path) -> None:
-    from ccmemory.walk import UnsafeFile, read_regular
+    from ccmemory.core.walk import UnsafeFile, read_regular
 
     fifo = tmp_path / "p.md"
     os.mkfifo(fifo)
@@ -211,7 +211,7 @@ def test_yaml_bombs_are_one_error_line(vault: Path, run_cli: RunCli, name: str) 
 def test_alias_bomb_is_refused_fast_in_process() -> None:
     import time
 
-    from ccmemory.vault import MemoryFileError, parse_text
+    from ccmemory.core.vault import MemoryFileError, parse_text
 
     started = time.perf_counter()
     with pytest.raises(MemoryFileError, match="alias bomb"):
@@ -251,7 +251,7 @@ def test_id_traversal_is_an_error_and_writes_nothing(
 
 def test_site_writer_refuses_paths_outside_its_root(tmp_path: Path) -> None:
     """Even an id that reached an (old) index cannot make the site write outside docs/."""
-    from ccmemory.site.generator import SiteError, write_target
+    from ccmemory.surfaces.site.generator import SiteError, write_target
 
     root = tmp_path / "docs"
     root.mkdir()
@@ -338,7 +338,7 @@ def test_transcript_is_streamed_not_read_whole(tmp_path: Path) -> None:
             fh.write(line)
     assert path.stat().st_size > 120 * 1024 * 1024
     code = (
-        "import resource,sys\nfrom pathlib import Path\nfrom ccmemory.capture.transcript import read_records\n"
+        "import resource,sys\nfrom pathlib import Path\nfrom ccmemory.features.capture.transcript import read_records\n"
         "before=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
         "r=read_records(Path(sys.argv[1]))\n"
         "after=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"

@@ -13,8 +13,8 @@ from datetime import UTC, datetime
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ccmemory.model import TYPES, Memory, new_id
-from ccmemory.vault import MemoryFileError, check_text, parse_text, render
+from ccmemory.core.model import TYPES, Memory, new_id
+from ccmemory.core.vault import MemoryFileError, check_text, parse_text, render
 
 HEAD = "---\nid: 01JD0000000000000000000001\ntype: fact\ntitle: t\ncreated: 2026-11-20T14:03:11Z\n"
 
@@ -105,7 +105,7 @@ def test_what_ccmemory_writes_reads_back(mtype: str, title: str, body: str, topi
 def _true_depth(src: str) -> int | None:
     import yaml
 
-    from ccmemory.vault import _Loader
+    from ccmemory.core.vault import _Loader
 
     depth = best = 0
     loader = _Loader(src)
@@ -149,7 +149,7 @@ BLOCK_TOKENS = [
 @given(st.lists(st.sampled_from(BLOCK_TOKENS), max_size=120))
 def test_fast_path_depth_bound_is_sound(tokens: list[str]) -> None:
     """The prescan skips the event walk when `_depth_bound` < the limit: it must never undercount."""
-    from ccmemory.vault import _depth_bound
+    from ccmemory.core.vault import _depth_bound
 
     src = "".join(tokens)
     depth = _true_depth(src)

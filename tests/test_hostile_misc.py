@@ -21,7 +21,7 @@ from tests.test_hostile_files import BOMBS, memory
 
 
 def fill(repo: Path, n: int) -> None:
-    from ccmemory.model import new_id
+    from ccmemory.core.model import new_id
 
     folder = repo / ".ccmemory" / "facts"
     folder.mkdir(parents=True, exist_ok=True)
@@ -45,8 +45,8 @@ def live_count(repo: Path) -> int:
 
 
 def test_full_rebuild_keeps_the_live_index_readable(repo: Path) -> None:
-    from ccmemory.service import Service
-    from ccmemory.vault import Vault
+    from ccmemory.app.service import Service
+    from ccmemory.core.vault import Vault
 
     fill(repo, 450)
     seen: list[int] = []
@@ -254,8 +254,8 @@ def test_invalid_json_strings_on_hook_stdin_are_logged(tmp_path: Path, raw: byte
 
 
 def test_worker_leftover_tmp_files_are_swept(tmp_path: Path) -> None:
-    from ccmemory.capture import jobs
-    from ccmemory.capture.paths import LocalPaths
+    from ccmemory.features.capture import jobs
+    from ccmemory.features.capture.paths import LocalPaths
 
     repo = make_repo(tmp_path)
     paths = LocalPaths(repo)
@@ -292,7 +292,7 @@ def test_init_refuses_a_bare_repository_and_a_git_dir(tmp_path: Path, run_cli: R
 
 
 def test_branch_is_captured_in_a_git_worktree(tmp_path: Path) -> None:
-    from ccmemory.capture.worker import git_branch
+    from ccmemory.features.capture.worker import git_branch
 
     main = init_git(tmp_path / "main")
     (main / "f").write_text("x")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from ccmemory.redact import find_secrets, redact
+from ccmemory.core.redact import find_secrets, redact
 from tests.capture_helpers import hook_env, run_hook
 from tests.conftest import RunCli, make_memory
 from tests.secret_samples import ALL, ALL_TEXT, CASES, NEW_CASES
@@ -53,8 +53,8 @@ def test_new_patterns_leave_placeholders(text: str) -> None:
 
 
 def test_write_new_redacts_every_field(repo: Path) -> None:
-    from ccmemory.model import Relation
-    from ccmemory.vault import Vault
+    from ccmemory.core.model import Relation
+    from ccmemory.core.vault import Vault
 
     m = make_memory(
         "decision",
@@ -107,9 +107,9 @@ def test_cli_new_redacts_and_check_accepts_its_markers(repo: Path, run_cli: RunC
 
 
 def test_site_pages_never_show_a_hand_written_secret(repo: Path, run_cli: RunCli) -> None:
-    from ccmemory.service import Service
-    from ccmemory.site.generator import SiteGenerator
-    from ccmemory.vault import Vault
+    from ccmemory.app.service import Service
+    from ccmemory.core.vault import Vault
+    from ccmemory.surfaces.site.generator import SiteGenerator
 
     folder = repo / ".ccmemory" / "facts"
     folder.mkdir(parents=True, exist_ok=True)

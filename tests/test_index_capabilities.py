@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
+from ccmemory.app.sync import reindex
+from ccmemory.core.vault import Vault
 from ccmemory.index.base import Index
 from ccmemory.index.sqlite import SQLiteIndex
-from ccmemory.sync import reindex
-from ccmemory.vault import Vault
 from tests.conftest import init_git, make_memory
 from tests.neo4j_server import Neo4jServer
 

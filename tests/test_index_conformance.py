@@ -20,11 +20,11 @@ from typing import Any
 
 import pytest
 
+from ccmemory.app.sync import reindex
+from ccmemory.core.model import Relation
+from ccmemory.core.vault import Vault
 from ccmemory.index.base import Filters, Index
 from ccmemory.index.sqlite import SQLiteIndex
-from ccmemory.model import Relation
-from ccmemory.sync import reindex
-from ccmemory.vault import Vault
 from tests.conftest import git, init_git, make_memory
 from tests.neo4j_server import Neo4jServer
 

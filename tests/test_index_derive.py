@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from ccmemory.core.model import Relation, merge_relations
 from ccmemory.index.base import Edge, IndexedMemory, json_columns, text_hash
 from ccmemory.index.derive import (
     PREFIX_LIMIT,
@@ -15,7 +16,6 @@ from ccmemory.index.derive import (
     ref_lookup,
     topic_keys,
 )
-from ccmemory.model import Relation, merge_relations
 from tests.conftest import make_memory
 
 SUP = "01JCZ0000000000000000000AA"

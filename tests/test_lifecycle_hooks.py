@@ -8,7 +8,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from ccmemory.lifecycle import githooks
+from ccmemory.features.lifecycle import githooks
 from tests.conftest import git, init_git
 from tests.lifecycle_util import add_memory, cli, commit_all, search, wait_for
 

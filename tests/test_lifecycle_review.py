@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ccmemory.lifecycle.secrets import find_secrets
-from ccmemory.lifecycle.staleness import MemoryFiles, compute
-from ccmemory.model import Relation
+from ccmemory.core.model import Relation
+from ccmemory.features.lifecycle.secrets import find_secrets
+from ccmemory.features.lifecycle.staleness import MemoryFiles, compute
 from tests.conftest import git
 from tests.lifecycle_util import add_memory, cli, commit_all, search
 

@@ -52,9 +52,9 @@ def test_search_and_show_at_a_tag(repo: Path) -> None:
 def test_snapshot_reuses_cached_embeddings_from_the_live_index(repo: Path) -> None:
     import numpy as np
 
-    from ccmemory.config import load_config
+    from ccmemory.core.config import load_config
+    from ccmemory.features.lifecycle.timetravel import build_snapshot
     from ccmemory.index.sqlite import SQLiteIndex
-    from ccmemory.lifecycle.timetravel import build_snapshot
 
     add_memory(repo, "Embedded memory about the numbat")
     commit_all(repo, "one")

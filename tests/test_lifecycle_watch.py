@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from ccmemory.model import Memory, new_id
-from ccmemory.vault import Vault
+from ccmemory.core.model import Memory, new_id
+from ccmemory.core.vault import Vault
 from tests.conftest import cli_env, git
 from tests.lifecycle_util import add_memory, cli, commit_all, search, wait_for
 

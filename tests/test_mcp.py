@@ -173,7 +173,7 @@ def test_record_redacts_secrets_and_private_text(client: SyncClient, repo: Path)
     assert secret not in text
     assert "my home address" not in text
     assert "pa55word" not in text
-    assert out["redaction"] == "ccmemory.redact"
+    assert out["redaction"] == "ccmemory.core.redact"
 
 
 def test_record_errors_leave_no_file(client: SyncClient, repo: Path) -> None:

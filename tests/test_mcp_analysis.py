@@ -1,10 +1,10 @@
-"""ccmemory.analysis rules on hand-built memories and edges (no server, no index)."""
+"""ccmemory.features.analysis rules on hand-built memories and edges (no server, no index)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ccmemory.analysis import (
+from ccmemory.features.analysis import (
     _opposition,
     contradictions,
     correction_hotspots,

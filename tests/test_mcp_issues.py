@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ccmemory.model import new_id
+from ccmemory.core.model import new_id
 from tests._mcp_client import SyncClient, free_port, make_repo, start_http_server
 
 

@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from ccmemory.model import new_id, provisional_id
-from ccmemory.vault import Vault
+from ccmemory.core.model import new_id, provisional_id
+from ccmemory.core.vault import Vault
 from tests._mcp_client import SyncClient, make_repo
 from tests.conftest import cli_env, make_memory
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from ccmemory.model import TYPES, Memory, Relation, new_id, provisional_id
+from ccmemory.core.model import TYPES, Memory, Relation, new_id, provisional_id
 from tests._mcp_client import SyncClient, make_repo
 from tests.capture_helpers import read_memory
 from tests.conftest import cli_env
@@ -128,7 +128,7 @@ def test_extra_cannot_shadow_known_keys() -> None:
 
 
 def test_build_memory_redacts_every_text_and_validates() -> None:
-    from ccmemory.draft import DraftError, build_memory
+    from ccmemory.app.draft import DraftError, build_memory
 
     m = build_memory(
         "correction",
@@ -152,7 +152,7 @@ def test_build_memory_redacts_every_text_and_validates() -> None:
 
 
 def test_relation_supersedes_becomes_the_supersedes_list() -> None:
-    from ccmemory.draft import build_memory
+    from ccmemory.app.draft import build_memory
 
     old = new_id()
     m = build_memory("decision", "Newer", relations=[{"type": "supersedes", "target": old}], supersedes=[old])
@@ -203,7 +203,7 @@ def test_unknown_link_target_is_refused_by_cli_and_mcp_alike(
 
 
 def test_ambiguous_target_is_refused_by_cli_and_mcp_alike(client: SyncClient, repo: Path) -> None:
-    from ccmemory.vault import Vault
+    from ccmemory.core.vault import Vault
 
     ids = ["01KAAAAAAAAAAAAAAAAAAAAAA1", "01KAAAAAAAAAAAAAAAAAAAAAA2"]
     vault = Vault(repo)

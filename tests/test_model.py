@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from ccmemory.model import RELATION_TYPES, TYPES, id_time, is_ulid, new_id, validate
+from ccmemory.core.model import RELATION_TYPES, TYPES, id_time, is_ulid, new_id, validate
 
 BASE = {
     "id": "01JD3K8X9QF2B7M4R6T0VWYZAC",

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from ccmemory.config import Config
+from ccmemory.app.service import Service
+from ccmemory.core.config import Config
+from ccmemory.core.model import Memory, Relation
+from ccmemory.core.vault import Vault
 from ccmemory.index.base import Filters
-from ccmemory.model import Memory, Relation
-from ccmemory.service import Service
-from ccmemory.vault import Vault
 from tests.conftest import git, init_git, make_memory
 from tests.neo4j_server import Neo4jServer
 from tests.test_index_conformance import ts

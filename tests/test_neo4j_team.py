@@ -21,13 +21,13 @@ from typing import Any
 
 import pytest
 
-from ccmemory.config import Config
+from ccmemory.app.service import Service
+from ccmemory.app.sync import reindex
+from ccmemory.core.config import Config
+from ccmemory.core.model import Relation
+from ccmemory.core.vault import Vault
 from ccmemory.index.base import Filters, IndexUnavailable
 from ccmemory.index.sqlite import SQLiteIndex
-from ccmemory.model import Relation
-from ccmemory.service import Service
-from ccmemory.sync import reindex
-from ccmemory.vault import Vault
 from tests.conftest import RunCli, git, init_git, make_memory
 from tests.neo4j_server import Neo4jServer
 from tests.test_index_conformance import comparable_dump, ts
@@ -270,8 +270,8 @@ def file_hashes(vault: Vault) -> dict[str, str]:
 def test_connection_lost_mid_reindex_then_converges(
     neo4j_server: Neo4jServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from ccmemory.app.sync import reindex as sync_reindex
     from ccmemory.index import neo4j as neo4j_mod
-    from ccmemory.sync import reindex as sync_reindex
 
     root = init_git(tmp_path / "r")
     (root / ".ccmemory").mkdir()

@@ -2,7 +2,7 @@
 and the blind Driftwood set) indexed into SQLite and Neo4j must give the same top-5 for every
 query in every mode (ties aside).
 
-Both store the terms of `ccmemory.analyzer` and the text score is `ccmemory.bm25`'s, computed in
+Both store the terms of `ccmemory.text.analyzer` and the text score is `ccmemory.text.bm25`'s, computed in
 Python over the candidates each backend finds; scores are compared rounded to 4 places, so equal
 lists are not a coincidence of two similar scorers."""
 

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from ccmemory.redact import find_secrets, redact, redact_obj
+from ccmemory.core.redact import find_secrets, redact, redact_obj
 from tests.capture_helpers import assert_no_secrets, secret_text
 from tests.secret_samples import CASES
 
@@ -46,7 +46,7 @@ def test_all_secrets_in_one_text_and_nested_objects() -> None:
 
 def test_import_is_light() -> None:
     out = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", "import ccmemory.redact"],
+        [sys.executable, "-X", "importtime", "-c", "import ccmemory.core.redact"],
         capture_output=True,
         text=True,
         check=True,

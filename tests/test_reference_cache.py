@@ -12,9 +12,9 @@ from typing import Any
 import frontmatter
 import pytest
 
-from ccmemory.reference.cache import CacheError, cache_url, web_name
-from ccmemory.reference.fetch import FetchError, check_url
-from ccmemory.vault import Vault
+from ccmemory.core.vault import Vault
+from ccmemory.features.reference.cache import CacheError, cache_url, web_name
+from ccmemory.features.reference.fetch import FetchError, check_url
 from tests._mcp_client import SyncClient
 from tests._pdf import make_pdf, make_scanned_pdf
 from tests._webserver import Route, serve
@@ -377,7 +377,7 @@ def test_end_to_end_on_neo4j(
 
 
 def test_pdf_bookmarks_give_headings_when_fonts_do_not(tmp_path: Path) -> None:
-    from ccmemory.reference.pdf import pdf_to_markdown
+    from ccmemory.features.reference.pdf import pdf_to_markdown
 
     pages = [
         [(10, "Introduction"), (10, "Body text about the problem."), (10, "Method"), (10, "We measured it.")],
@@ -395,7 +395,7 @@ def test_pdf_bookmarks_give_headings_when_fonts_do_not(tmp_path: Path) -> None:
 def test_private_and_metadata_addresses_are_refused_by_default(
     repo: Path, run_cli: RunCli, site: tuple[str, dict[str, Route]]
 ) -> None:
-    from ccmemory.reference.fetch import check_host
+    from ccmemory.features.reference.fetch import check_host
 
     base, _ = site
     out = run_cli(repo, "cache", f"{base}/docs/jwt", check=False)

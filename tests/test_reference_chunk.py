@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ccmemory.reference.chunk import resolve_link, slug, split
-from ccmemory.reference.record import parse
+from ccmemory.core.reftree.chunk import resolve_link, slug, split
+from ccmemory.core.reftree.record import parse
 
 DOC = """Intro before any heading, with a [memory link](../../decisions/use-wal.md).
 

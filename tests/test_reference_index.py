@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
+from ccmemory.app.sync import reindex
+from ccmemory.core.model import Relation
+from ccmemory.core.vault import Vault
+from ccmemory.features.reference.search import search_reference
 from ccmemory.index.sqlite import SQLiteIndex
-from ccmemory.model import Relation
-from ccmemory.reference.search import search_reference
-from ccmemory.sync import reindex
-from ccmemory.vault import Vault
 from tests.conftest import git, make_memory
 
 DATA = Path(__file__).parent / "data"
@@ -180,7 +180,7 @@ def test_retrieval_quality_text(backend: tuple[Any, str, str], repo: Path) -> No
 
 
 def test_context_adds_reference_sections_only_when_configured(repo: Path) -> None:
-    from ccmemory.service import Service
+    from ccmemory.app.service import Service
 
     with_tree(repo)
     svc = Service(Vault(repo))
@@ -213,7 +213,7 @@ def test_context_adds_reference_sections_only_when_configured(repo: Path) -> Non
 def test_scan_never_follows_symlinks_or_reads_special_files(repo: Path, tmp_path: Path) -> None:
     import os
 
-    from ccmemory.reference.sync import scan
+    from ccmemory.app.refsync import scan
 
     outside = tmp_path / "outside"
     (outside / "deep").mkdir(parents=True)

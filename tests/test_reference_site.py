@@ -33,7 +33,7 @@ class Tags(HTMLParser):
 
 
 def test_reference_section_is_built_and_inert(repo: Path, run_cli: RunCli) -> None:
-    from ccmemory.vault import Vault
+    from ccmemory.core.vault import Vault
 
     vault = Vault(repo)
     mem = make_memory("decision", "Adopt server sessions")

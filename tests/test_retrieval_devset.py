@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ccmemory import intent
 from ccmemory.index.base import text_hash
+from ccmemory.text import intent
 from tests.devset_util import devbench, devset, edit_delete_add, fresh_copy, rankings
 
 

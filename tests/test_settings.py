@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from ccmemory import settings
-from ccmemory.capture import settings as capture_settings
-from ccmemory.config import load_config
-from ccmemory.errors import ConfigError
+from ccmemory.core import settings
+from ccmemory.core.config import load_config
+from ccmemory.core.errors import ConfigError
+from ccmemory.features.capture import settings as capture_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 PKG = ROOT / "ccmemory"
@@ -54,7 +54,7 @@ def test_no_module_but_settings_reads_a_ccmemory_variable() -> None:
             continue
         tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
         found += [f"{path.relative_to(ROOT)}:{line}" for line in _reads(tree)]
-    assert found == [], "read these through ccmemory.settings: " + ", ".join(found)
+    assert found == [], "read these through ccmemory.core.settings: " + ", ".join(found)
 
 
 def test_the_check_sees_a_read() -> None:
@@ -92,7 +92,7 @@ def test_docs_table_is_the_generated_one() -> None:
     page = (ROOT / "docs/configuration.md").read_text(encoding="utf-8")
     begin = page.index("-->", page.index("<!-- settings-table: begin")) + len("-->\n")
     end = page.index("<!-- settings-table: end -->")
-    assert page[begin:end] == settings.markdown_table(), "rerun: python -m ccmemory.settings"
+    assert page[begin:end] == settings.markdown_table(), "rerun: python -m ccmemory.core.settings"
     for var in settings.VARS:
         assert f"| `{var.name}` |" in page and var.doc
     mkdocs = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
@@ -194,7 +194,7 @@ def test_bad_backend_is_a_config_error_naming_the_fix(tmp_path: Path) -> None:
 
 def test_settings_imports_only_os() -> None:
     code = (
-        "import sys; before = set(sys.modules); import ccmemory.settings; "
+        "import sys; before = set(sys.modules); import ccmemory.core.settings; "
         "print(sorted(m for m in set(sys.modules) - before if not m.startswith(('ccmemory', '__future__'))))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -17,10 +17,10 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
-from ccmemory.model import Memory, Relation, new_id
-from ccmemory.site.history import file_histories
-from ccmemory.site.safe import markdown_renderer, safe_href, url_scheme
-from ccmemory.vault import Vault
+from ccmemory.core.model import Memory, Relation, new_id
+from ccmemory.core.vault import Vault
+from ccmemory.surfaces.site.history import file_histories
+from ccmemory.surfaces.site.safe import markdown_renderer, safe_href, url_scheme
 from tests._webserver import serve_folder
 
 try:  # the tests folder may or may not be a package
@@ -95,7 +95,7 @@ class Vaultfix:
     hostile memory."""
 
     def __init__(self, root: Path):
-        from ccmemory.cli.cmd_core import init_vault
+        from ccmemory.surfaces.cli.cmd_core import init_vault
 
         self.root = root
         root.mkdir(parents=True)
@@ -501,8 +501,8 @@ def test_default_build_goes_under_local_and_rebuild_is_incremental(fx: Vaultfix)
     local = (fx.root / ".ccmemory" / "local").resolve()
     assert local in Path(info["site_dir"]).parents
     assert (Path(info["site_dir"]) / "index.html").is_file()
-    from ccmemory.service import Service
-    from ccmemory.site import SiteGenerator
+    from ccmemory.app.service import Service
+    from ccmemory.surfaces.site import SiteGenerator
 
     with Service(Vault(fx.root)) as svc:
         gen = SiteGenerator(svc, related=False)
@@ -601,7 +601,7 @@ def wait_until(check: Any, timeout: float, what: str) -> Any:
 
 @pytest.mark.slow
 def test_serve_rebuilds_when_a_memory_file_changes(tmp_path: Path) -> None:
-    from ccmemory.cli.cmd_core import init_vault
+    from ccmemory.surfaces.cli.cmd_core import init_vault
 
     root = tmp_path / "repo"
     root.mkdir()

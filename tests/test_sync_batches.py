@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from ccmemory import sync
+from ccmemory.app import sync
+from ccmemory.app.sync import reindex
+from ccmemory.core.model import Relation
+from ccmemory.core.vault import Vault
 from ccmemory.index.sqlite import SQLiteIndex
-from ccmemory.model import Relation
-from ccmemory.sync import reindex
-from ccmemory.vault import Vault
 from tests.conftest import init_git, make_memory
 
 

@@ -9,10 +9,10 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ccmemory.app.sync import reindex
+from ccmemory.core.model import Relation
+from ccmemory.core.vault import Vault, render
 from ccmemory.index.sqlite import SQLiteIndex
-from ccmemory.model import Relation
-from ccmemory.sync import reindex
-from ccmemory.vault import Vault, render
 from tests.conftest import init_git, make_memory
 
 WORDS = ["auth", "cookie", "token", "cache", "redis", "deploy", "schema", "query", "retry", "index"]

@@ -6,8 +6,7 @@ import json
 import sqlite3
 from pathlib import Path
 
-from ccmemory import telemetry
-from ccmemory.capture import spool
+from ccmemory.core import spool, telemetry
 from tests.conftest import make_memory
 
 
@@ -49,10 +48,10 @@ def test_the_hooks_surfaced_log_is_read_and_a_search_with_no_hits_counts(tmp_pat
 
 def test_only_ids_and_counts_are_stored(tmp_path: Path) -> None:
     """The MCP search path records result ids, never the query text."""
-    from ccmemory.cli.cmd_core import init_vault
-    from ccmemory.mcp import ops
-    from ccmemory.service import Service
-    from ccmemory.vault import Vault
+    from ccmemory.app.service import Service
+    from ccmemory.core.vault import Vault
+    from ccmemory.surfaces.cli.cmd_core import init_vault
+    from ccmemory.surfaces.mcp import ops
     from tests.conftest import init_git
 
     root = init_git(tmp_path / "repo")
@@ -107,10 +106,10 @@ def test_off_switch(tmp_path: Path) -> None:
 
 
 def test_off_switch_stops_mcp_emission(tmp_path: Path) -> None:
-    from ccmemory.cli.cmd_core import init_vault
-    from ccmemory.mcp import ops
-    from ccmemory.service import Service
-    from ccmemory.vault import Vault
+    from ccmemory.app.service import Service
+    from ccmemory.core.vault import Vault
+    from ccmemory.surfaces.cli.cmd_core import init_vault
+    from ccmemory.surfaces.mcp import ops
     from tests.conftest import init_git
 
     root = init_git(tmp_path / "repo")
@@ -136,9 +135,9 @@ def test_session_spans_come_from_the_spools(tmp_path: Path) -> None:
 
 def test_the_real_session_start_hook_feeds_the_dashboard(tmp_path: Path) -> None:
     """The hook is unchanged: its surfaced.jsonl line becomes 'surfaced' events per memory."""
-    from ccmemory.dashboard.data import Dash
-    from ccmemory.service import Service
-    from ccmemory.vault import Vault
+    from ccmemory.app.service import Service
+    from ccmemory.core.vault import Vault
+    from ccmemory.surfaces.dashboard.data import Dash
     from tests.capture_helpers import hook_env, run_hook
     from tests.dashboard_util import build_project
     from tests.lifecycle_util import reindex
@@ -165,9 +164,9 @@ def test_the_real_session_start_hook_feeds_the_dashboard(tmp_path: Path) -> None
 
 def test_real_mcp_calls_over_stdio_are_counted(tmp_path: Path) -> None:
     """search / get_memory / trace_decision through the real MCP client and server process."""
-    from ccmemory.dashboard.data import Dash
-    from ccmemory.service import Service
-    from ccmemory.vault import Vault
+    from ccmemory.app.service import Service
+    from ccmemory.core.vault import Vault
+    from ccmemory.surfaces.dashboard.data import Dash
     from tests._mcp_client import SyncClient
     from tests.dashboard_util import build_project
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from ccmemory.core.model import Memory, parse_timestamp
 from ccmemory.index.base import FileRecord, Filters
 from ccmemory.index.sqlite import SQLiteIndex
-from ccmemory.model import Memory, parse_timestamp
 from tests.neo4j_server import Neo4jServer
 
 pytestmark = pytest.mark.neo4j

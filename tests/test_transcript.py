@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ccmemory.capture.segment import build
-from ccmemory.capture.transcript import read_events, read_records, to_events
+from ccmemory.features.capture.segment import build
+from ccmemory.features.capture.transcript import read_events, read_records, to_events
 from tests.capture_helpers import FIXTURES
 
 KIMUSON = FIXTURES / "d-kimuson_claude-code-viewer"

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from ccmemory.model import Relation
-from ccmemory.vault import MemoryFileError, Vault, atomic_write, parse_text, render, slugify
+from ccmemory.core.model import Relation
+from ccmemory.core.vault import MemoryFileError, Vault, atomic_write, parse_text, render, slugify
 from tests.conftest import make_memory
 
 

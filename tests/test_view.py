@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from ccmemory.cli.cmd_core import init_vault
-from ccmemory.model import Relation
-from ccmemory.service import Service
-from ccmemory.vault import Vault
-from ccmemory.view import MemoryView, neighbours
+from ccmemory.app.service import Service
+from ccmemory.core.model import Relation
+from ccmemory.core.vault import Vault
+from ccmemory.retrieval.view import MemoryView, neighbours
+from ccmemory.surfaces.cli.cmd_core import init_vault
 from tests.conftest import init_git, make_memory
 
 

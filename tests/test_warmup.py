@@ -17,9 +17,9 @@ from typing import Any, TypeVar
 
 import pytest
 
-from ccmemory import service as service_mod
-from ccmemory.service import SEARCH_EMBED_BATCH, Service
-from ccmemory.vault import Vault
+from ccmemory.app import service as service_mod
+from ccmemory.app.service import SEARCH_EMBED_BATCH, Service
+from ccmemory.core.vault import Vault
 from tests.conftest import RunCli, make_memory
 
 WORDS = (
@@ -170,7 +170,7 @@ def test_warming_search_waits_on_one_batch_at_most_and_scans_once_per_write(
     """No search call waits on more than one batch of embedding, and the bookkeeping is not a
     scan of the vault per call: the missing set is scanned once, then after a write, then after
     a background worker's progress; while a worker embeds, a search embeds nothing."""
-    from ccmemory import warming
+    from ccmemory.retrieval import warming
 
     n = SEARCH_EMBED_BATCH * 4 + 3
     with text_indexed(repo, n, PerCall) as (svc, emb):
@@ -229,7 +229,7 @@ def test_a_long_lived_process_starts_another_worker_for_later_writes(
     """An MCP server runs for days: once a worker has finished, a later bulk write that leaves
     vectors missing gets a worker of its own (not one batch a search for ever); a worker that
     made no progress is not restarted on every search."""
-    from ccmemory import warming
+    from ccmemory.retrieval import warming
 
     with text_indexed(repo, SEARCH_EMBED_BATCH * 2, Counting) as (svc, _):
         svc.search("tenant invoice", limit=3)
@@ -247,7 +247,7 @@ def test_a_long_lived_process_starts_another_worker_for_later_writes(
 
 
 def test_status_file_is_untrusted_input(repo: Path) -> None:
-    from ccmemory import warming
+    from ccmemory.retrieval import warming
 
     local = repo / ".ccmemory" / "local"
     local.mkdir(parents=True, exist_ok=True)
@@ -314,7 +314,7 @@ def test_reindex_text_phase_then_embedding(repo: Path, run_cli: RunCli) -> None:
 
 
 def test_background_worker_embeds_what_is_missing_even_when_nothing_changed(repo: Path) -> None:
-    from ccmemory.lifecycle import background
+    from ccmemory.features.lifecycle import background
 
     fill(repo, 20)
     with Service(Vault(repo)) as svc:
@@ -325,7 +325,7 @@ def test_background_worker_embeds_what_is_missing_even_when_nothing_changed(repo
         assert missing(svc) == 0
         name = svc.embedder().name
     # its last count stays for long-lived searchers to notice (0: done)
-    from ccmemory import warming
+    from ccmemory.retrieval import warming
 
     assert warming.read_status(repo, name) == 0
 
@@ -334,8 +334,8 @@ def test_watch_hands_embedding_to_the_background_worker(repo: Path, monkeypatch:
     """A real watcher (watchdog on a temp git repo): a new memory is searchable as full text as
     soon as its pass is done; the watch loop never loads the model or embeds; the background
     worker it starts computes the vectors."""
-    from ccmemory import embed as embed_mod
-    from ccmemory.lifecycle.watcher import Watcher
+    from ccmemory.features.lifecycle.watcher import Watcher
+    from ccmemory.retrieval import embed as embed_mod
 
     loads: list[str] = []
     real_get = embed_mod.get_embedder
@@ -372,7 +372,7 @@ def test_watch_hands_embedding_to_the_background_worker(repo: Path, monkeypatch:
 def test_session_start_hook_never_embeds(
     repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], no_spawn: list[Path]
 ) -> None:
-    from ccmemory import hook
+    from ccmemory.surfaces import hooks as hook
 
     fill(repo, 50)
     with Service(Vault(repo)) as svc:
@@ -389,7 +389,7 @@ def test_session_start_hook_never_embeds(
         calls.append("_embed_pending")  # the search path's inline batch
         return real_pending(self, *a, **kw)
 
-    from ccmemory import embed as embed_mod
+    from ccmemory.retrieval import embed as embed_mod
 
     real_get = embed_mod.get_embedder
 

@@ -50,8 +50,8 @@ class Score:
 
 def score(items: list[dict[str, Any]]) -> Score:
     """Run the production rules path (rules.corrections over a one-prompt segment) on each item."""
-    from ccmemory.capture import rules
-    from ccmemory.capture.segment import build
+    from ccmemory.features.capture import rules
+    from ccmemory.features.capture.segment import build
 
     s = Score(items=len(items))
     for item in items:

@@ -120,7 +120,7 @@ def commands_transcript(path: Path) -> Path:
 def recorded_anthropic() -> tuple[Any, list[int]]:
     import httpx2 as httpx
 
-    from ccmemory.capture.providers.anthropic_api import AnthropicProvider
+    from ccmemory.features.capture.providers.anthropic_api import AnthropicProvider
 
     sizes: list[int] = []
 
@@ -146,11 +146,11 @@ def recorded_anthropic() -> tuple[Any, list[int]]:
 
 def main() -> int:
     os.environ["CCMEMORY_EMBEDDER"] = os.environ.get("CCMEMORY_EMBEDDER", "auto")
-    from ccmemory.capture.backfill import import_path
-    from ccmemory.capture.providers.choose import Choice
-    from ccmemory.capture.settings import CaptureSettings
-    from ccmemory.capture.store import Store
-    from ccmemory.vault import Vault
+    from ccmemory.core.vault import Vault
+    from ccmemory.features.capture.backfill import import_path
+    from ccmemory.features.capture.providers.choose import Choice
+    from ccmemory.features.capture.settings import CaptureSettings
+    from ccmemory.features.capture.store import Store
 
     started = time.time()
     lines: list[str] = ["# Capture quality (issue 12)", ""]

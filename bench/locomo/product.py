@@ -1,5 +1,5 @@
-"""LoCoMo ranked through the product: each turn is a memory file, indexed by ``ccmemory.sync.reindex``
-into a ``SQLiteIndex`` (or ``Neo4jIndex``), queried by ``ccmemory.search.search`` (the product's
+"""LoCoMo ranked through the product: each turn is a memory file, indexed by ``ccmemory.app.sync.reindex``
+into a ``SQLiteIndex`` (or ``Neo4jIndex``), queried by ``ccmemory.retrieval.search.search`` (the product's
 query builder, bm25 column weights, vector search, fusion, priors and intent boosts).
 
 What differs from a user's vault, and why:
@@ -29,13 +29,13 @@ from typing import Any
 
 import numpy as np
 
-from ccmemory import fusion
+from ccmemory.app.sync import reindex
+from ccmemory.core.model import Memory
+from ccmemory.core.vault import Vault
 from ccmemory.index.base import Filters, Index, text_hash
 from ccmemory.index.sqlite import SQLiteIndex
-from ccmemory.model import Memory
-from ccmemory.search import search
-from ccmemory.sync import reindex
-from ccmemory.vault import Vault
+from ccmemory.retrieval.search import search
+from ccmemory.text import fusion
 
 NOW = datetime(2024, 1, 1, tzinfo=UTC)
 CREATED = datetime(2023, 1, 1, tzinfo=UTC)

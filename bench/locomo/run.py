@@ -9,8 +9,8 @@ category 1-4 with at least one evidence id that names a real turn is one query; 
 a question when any of its evidence turns is among the first k results.
 
 Text: SQLite FTS5 bm25 in an in-memory database, query words quoted and OR-ed
-(``ccmemory.fusion.fts5_match``). Semantic: ``ccmemory.embed.LocalMiniLM``, cosine.
-Hybrid: ``ccmemory.fusion``. Tuning (``--sweep``) only looks at conversations 0-4; results
+(``ccmemory.text.fusion.fts5_match``). Semantic: ``ccmemory.retrieval.embed.LocalMiniLM``, cosine.
+Hybrid: ``ccmemory.text.fusion``. Tuning (``--sweep``) only looks at conversations 0-4; results
 are reported on 0-4, 5-9 and all ten.
 
 Vectors are cached in a SQLite file keyed by (embedder name, sha256 of the text), outside
@@ -36,8 +36,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from ccmemory import fusion
-from ccmemory.embed import LocalMiniLM
+from ccmemory.retrieval.embed import LocalMiniLM
+from ccmemory.text import fusion
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_DATA = HERE.parents[2] / "shared" / "bench" / "locomo" / "locomo10.json"
@@ -302,7 +302,7 @@ def recipe(cfg: HybridConfig) -> fusion.FusionRecipe:
 def hybrid_rank(
     text: dict[int, float], sem_row: np.ndarray, conv: Conversation, cfg: HybridConfig
 ) -> list[int]:
-    """Fuse through ccmemory.fusion.FusionRecipe, exactly as the product does."""
+    """Fuse through ccmemory.text.fusion.FusionRecipe, exactly as the product does."""
     top = np.argsort(-sem_row)[: cfg.candidates]
     sem = {int(i): float(sem_row[i]) for i in top}
     fused = dict(recipe(cfg).fuse(text, sem))
@@ -510,17 +510,17 @@ def main() -> None:
     tcfg, scfg, hcfg = BASELINE if args.baseline else BEST
     print(f"text: {tcfg}\nsemantic: {scfg}\nhybrid: {recipe(hcfg)}")
     if not args.baseline:
-        print(f"same as ccmemory.fusion.DEFAULT: {recipe(hcfg) == fusion.DEFAULT}")
+        print(f"same as ccmemory.text.fusion.DEFAULT: {recipe(hcfg) == fusion.DEFAULT}")
     print()
     scored = score_all(convs, tcfg, scfg, cache)
     print(table(convs, scored, hcfg))
 
 
 def product_table(convs: list[Conversation], cache: VectorCache) -> None:
-    """hit@1/5/10 ranked by ccmemory.search over a real index per conversation (bench/locomo/product.py)."""
+    """hit@1/5/10 ranked by ccmemory.retrieval.search over a real index per conversation (bench/locomo/product.py)."""
     import product
 
-    print(f"product ranking: ccmemory.search.search, fusion.DEFAULT = {fusion.DEFAULT}\n")
+    print(f"product ranking: ccmemory.retrieval.search.search, fusion.DEFAULT = {fusion.DEFAULT}\n")
     with product.tempdir() as tmp:
         indexed = product.build(convs, cache, DOC_FORMATS["speaker"], Path(tmp))
         splits = {"conv 0-4 (tuning)": TUNE, "conv 5-9 (held out)": HOLD, "all ten": range(10)}

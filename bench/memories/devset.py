@@ -6,7 +6,7 @@
 ``spec*.txt`` hold the memories of "Ledgerly", a made-up invoicing web app, written for this set
 (not derived from LoCoMo or from issue texts); ``queries.txt`` the queries with their targets and
 their half (T = tuning, H = held-out). The memory files under ``ccmemory/`` are the product's own
-format (``ccmemory.vault.render``): copy them into a repository's ``.ccmemory/`` and run
+format (``ccmemory.core.vault.render``): copy them into a repository's ``.ccmemory/`` and run
 ``ccmemory reindex``. Ids are derived from the key and date, so regenerating changes nothing.
 
 Other sets live in sub-folders of the same shape (``blind/``: a second made-up project, every
@@ -27,8 +27,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 
-from ccmemory.model import TYPES, Memory  # noqa: E402
-from ccmemory.vault import render, slugify  # noqa: E402
+from ccmemory.core.model import TYPES, Memory  # noqa: E402
+from ccmemory.core.vault import render, slugify  # noqa: E402
 
 SET_DIR = HERE  # the set in use: this folder (Ledgerly) or a sub-folder (select())
 FILES = HERE / "ccmemory"

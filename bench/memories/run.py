@@ -3,15 +3,15 @@
     .venv/bin/python bench/memories/run.py [--backend sqlite|neo4j ...] [--sweep] [--set blind]
 
 Ranks through the product: the dev set's memory files are committed to a temporary git
-repository, indexed by ``ccmemory.sync.reindex`` into the chosen backend, embedded by
+repository, indexed by ``ccmemory.app.sync.reindex`` into the chosen backend, embedded by
 ``Service.embed_missing`` with the configured default embedder, and every query runs
-``ccmemory.search.search`` (the function behind ``Service.search`` / ``ccmemory search``) with
+``ccmemory.retrieval.search.search`` (the function behind ``Service.search`` / ``ccmemory search``) with
 expansion on, as users get it. Only the clock is fixed (``NOW``) so recency weights do not
 drift between runs. Neo4j: the server of ``scripts/neo4j-dev start`` (or ``--neo4j-uri``), a
 fresh project name per run, cleared afterwards.
 
 ``--sweep`` ranks the tuning half (T) under candidate fusion recipes; held-out numbers (H) are
-only printed for the recipe the product ships (``ccmemory.fusion.DEFAULT``).
+only printed for the recipe the product ships (``ccmemory.text.fusion.DEFAULT``).
 """
 
 from __future__ import annotations
@@ -39,13 +39,13 @@ import devset  # noqa: E402
 sys.path.insert(0, str(HERE.parent))
 import embedders  # noqa: E402
 
-from ccmemory import fusion  # noqa: E402
-from ccmemory.config import load_config  # noqa: E402
+from ccmemory.app.service import Service  # noqa: E402
+from ccmemory.app.sync import reindex  # noqa: E402
+from ccmemory.core.config import load_config  # noqa: E402
+from ccmemory.core.vault import Vault  # noqa: E402
 from ccmemory.index.base import Filters, Index  # noqa: E402
-from ccmemory.search import MODES, search  # noqa: E402
-from ccmemory.service import Service  # noqa: E402
-from ccmemory.sync import reindex  # noqa: E402
-from ccmemory.vault import Vault  # noqa: E402
+from ccmemory.retrieval.search import MODES, search  # noqa: E402
+from ccmemory.text import fusion  # noqa: E402
 
 NOW = datetime(2025, 1, 15, tzinfo=UTC)
 KS = (1, 3, 5)
@@ -218,7 +218,7 @@ def sweep(svc: Service, emb: Any, tuning: Sequence[devset.Query]) -> None:
 
 
 def candidate_recipes() -> list[fusion.FusionRecipe]:
-    """Score fusion over the calibrated text score (``raw``: ccmemory.bm25's share of the query's
+    """Score fusion over the calibrated text score (``raw``: ccmemory.text.bm25's share of the query's
     idf) with raw or min-max cosine, then the min-max / max / RRF recipes measured before."""
     out = []
     for w in (0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0):

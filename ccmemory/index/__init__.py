@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ccmemory.config import Config
+    from ccmemory.core.config import Config
     from ccmemory.index.base import Index
 
 

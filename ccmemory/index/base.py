@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
-from ccmemory.errors import CcmemoryError
-from ccmemory.model import Memory, Relation
+from ccmemory.core.errors import CcmemoryError
+from ccmemory.core.model import Memory, Relation
 
 MAX_SHARED = 50
 
@@ -366,7 +366,7 @@ def stats_summary(
 
 def embed_text(m: IndexedMemory) -> str:
     """The text embedded for a memory (title, body and prose fields)."""
-    from ccmemory.model import prose_values
+    from ccmemory.core.model import prose_values
 
     parts = [m.title, m.body, *(", ".join(values) for values in prose_values(m.type, m.fields))]
     return "\n".join(p for p in parts if p).strip()
@@ -430,12 +430,12 @@ def cited_reference(target: str) -> str | None:
 
 
 class ReferenceIndex(Protocol):
-    """The chunk side of the index (both backends). Fed by ccmemory.reference.sync only."""
+    """The chunk side of the index (both backends). Fed by ccmemory.app.refsync only."""
 
     def ref_file_states(self, project: str) -> dict[str, FileState]: ...
 
     def ref_apply(self, project: str, upserts: Sequence[Any], removed: Iterable[str], status_of: Any) -> None:
-        """Store RefRecords (ccmemory.reference.record) and their chunks/links; drop removed paths."""
+        """Store RefRecords (ccmemory.core.reftree.record) and their chunks/links; drop removed paths."""
         ...
 
     def ref_refresh_status(self, project: str, status_of: Any) -> int: ...

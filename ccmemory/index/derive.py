@@ -14,8 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ccmemory.index.base import Edge, IndexedMemory, json_columns, text_hash
-from ccmemory.model import (
+from ccmemory.core.model import (
     APPLIES_TO,
     Memory,
     fields_text,
@@ -23,6 +22,7 @@ from ccmemory.model import (
     merge_relations,
     normalise_topic,
 )
+from ccmemory.index.base import Edge, IndexedMemory, json_columns, text_hash
 
 #: `resolve`: an id prefix needs at least this many characters, and gives at most this many ids.
 PREFIX_MIN = 4

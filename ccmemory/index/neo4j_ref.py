@@ -198,7 +198,7 @@ class ReferenceGraph:
 
     def _relink(self, project: str) -> None:
         """Rebuild REFERENCES and CITES_CHUNK edges of this scope from the stored link targets."""
-        from ccmemory.reference import REF_ROOT
+        from ccmemory.core.reftree import REF_ROOT
 
         root = REF_ROOT + "/"
         with self._session() as s, s.begin_transaction() as tx:

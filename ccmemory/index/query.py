@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from ccmemory.fusion import query_terms
+from ccmemory.text.fusion import query_terms
 
 MAX_TERMS = 32
 
@@ -16,7 +16,7 @@ MAX_TERMS = 32
 def words(text: str) -> list[str]:
     """Distinct query words in order, lowercased, stopwords dropped unless nothing else is left.
 
-    The same tokenisation the LoCoMo benchmark measured (`ccmemory.fusion.query_terms`).
+    The same tokenisation the LoCoMo benchmark measured (`ccmemory.text.fusion.query_terms`).
     """
     return query_terms(text)[:MAX_TERMS]
 
@@ -27,7 +27,7 @@ def fts_query(text: str) -> str:
 
 
 def fts_match_terms(terms: list[str]) -> str:
-    """An FTS5 MATCH expression for already analysed terms (`ccmemory.analyzer.query_terms`):
+    """An FTS5 MATCH expression for already analysed terms (`ccmemory.text.analyzer.query_terms`):
     each quoted, OR-ed."""
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
 

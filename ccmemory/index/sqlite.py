@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ccmemory import analyzer, bm25
+from ccmemory.core.model import format_timestamp, normalise_topic
 from ccmemory.index.base import (
     MAX_SHARED,
     Edge,
@@ -32,9 +32,9 @@ from ccmemory.index.cosine import exact_scores
 from ccmemory.index.derive import PREFIX_LIMIT, derive, payload, ref_lookup
 from ccmemory.index.query import fts_match_terms
 from ccmemory.index.sqlite_ref import ReferenceTables
-from ccmemory.model import format_timestamp, normalise_topic
+from ccmemory.text import analyzer, bm25
 
-# 3: the full-text table holds analysed terms (ccmemory.analyzer), memories their lengths
+# 3: the full-text table holds analysed terms (ccmemory.text.analyzer), memories their lengths
 SCHEMA_VERSION = 3
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
@@ -54,7 +54,7 @@ CREATE TABLE IF NOT EXISTS memories(
   UNIQUE(project, id));
 CREATE INDEX IF NOT EXISTS memories_created ON memories(project, created);
 CREATE INDEX IF NOT EXISTS memories_path ON memories(project, path);
--- covering: the project's full-text statistics (ccmemory.bm25.Stats) without reading the rows
+-- covering: the project's full-text statistics (ccmemory.text.bm25.Stats) without reading the rows
 CREATE INDEX IF NOT EXISTS memories_lens ON memories(project, len_title, len_body, len_fields);
 CREATE TABLE IF NOT EXISTS relations(
   project TEXT NOT NULL, src TEXT NOT NULL, type TEXT NOT NULL, dst TEXT NOT NULL, reason TEXT,
@@ -75,7 +75,7 @@ CREATE TABLE IF NOT EXISTS vectors(
   embedder TEXT NOT NULL, text_hash TEXT NOT NULL, dim INTEGER NOT NULL, vec BLOB NOT NULL,
   PRIMARY KEY(embedder, text_hash));
 """
-# FTS5's own bm25 only orders the candidates under the cap; ccmemory.bm25 scores them
+# FTS5's own bm25 only orders the candidates under the cap; ccmemory.text.bm25 scores them
 _BM25 = "bm25(memory_fts, 4.0, 1.0, 2.0)"
 #: FTS5's best matches filtered at once by text_search's fast path (under SQLite's 999 parameters)
 _PREFIX = 400
@@ -610,7 +610,7 @@ class SQLiteIndex(ReferenceTables):
 
     def text_search(self, text: str, f: Filters, limit: int = 50) -> list[tuple[str, float]]:
         """Candidates holding any analysed query term (at most bm25.CANDIDATE_CAP, FTS5's bm25
-        order), scored by `ccmemory.bm25` with the project's statistics, like every backend."""
+        order), scored by `ccmemory.text.bm25` with the project's statistics, like every backend."""
         terms = analyzer.query_terms(text)
         if not terms:
             return []

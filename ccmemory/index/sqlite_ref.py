@@ -294,7 +294,7 @@ class ReferenceTables:
         return exact_scores([rows[i][0] for i in order], matrix[order], query)
 
     def ref_links(self, project: str, chunk_ids: Sequence[str]) -> list[tuple[str, str, str]]:
-        from ccmemory.reference import REF_ROOT, tree_path
+        from ccmemory.core.reftree import REF_ROOT, tree_path
 
         if not chunk_ids:
             return []

@@ -1,3 +1,3 @@
-"""The git-native lifecycle: promotion, git hooks, the watcher, review (diff/check), time travel and
-staleness. Everything here reads git (plumbing only); nothing rewrites a memory file or touches the
-user's working tree or current branch."""
+"""Entry points kept for git hooks installed by earlier versions (``python -m
+ccmemory.lifecycle.background`` / ``.precommit``); ``ccmemory init`` installs hooks that call
+:mod:`ccmemory.features.lifecycle` directly."""

@@ -5,7 +5,7 @@
 #
 # Speed: pip's generated `ccmemory` script imports `re` before doing anything (costly on busy
 # machines), so when its first line names a plain interpreter we start that interpreter on
-# `ccmemory.hook` directly. Only shell builtins are used to find it (no extra processes).
+# `ccmemory.surfaces.hooks` directly. Only shell builtins are used to find it (no extra processes).
 event="$1"
 exe=$(command -v ccmemory 2>/dev/null)
 if [ -n "$exe" ]; then
@@ -13,7 +13,7 @@ if [ -n "$exe" ]; then
   py=${first#\#!}
   case "$first" in
     "#!"/*) case "$py" in *" "*) ;; *) [ -x "$py" ] && exec "$py" -c 'import sys
-from ccmemory.hook import main
+from ccmemory.surfaces.hooks import main
 sys.exit(main(sys.argv[1:]))' "$event" ;; esac ;;
   esac
   exec "$exe" hook "$event"

@@ -17,7 +17,7 @@ from ccmemory.index.neo4j.vectors import VectorStore
 from ccmemory.index.neo4j_ref import ReferenceGraph
 
 if TYPE_CHECKING:
-    from ccmemory.config import Config
+    from ccmemory.core.config import Config
 
 
 class Neo4jIndex(VectorStore, MemoryReads, ReferenceGraph):

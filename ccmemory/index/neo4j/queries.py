@@ -6,8 +6,8 @@ or a relationship type from `model.RELATION_TYPES`, both checked before use, nev
 
 from __future__ import annotations
 
+from ccmemory.core.model import RELATION_TYPES
 from ccmemory.index.neo4j.schema import ALL_TYPE_LABELS, REL_PATTERN, TYPE_LABELS
-from ccmemory.model import RELATION_TYPES
 
 # Index hints on the lookups by key: without them the planner, going by the statistics of the
 # moment, has picked a scan of all the project's file records per row (16 s of one 10k reindex).

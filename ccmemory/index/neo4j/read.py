@@ -6,14 +6,14 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-from ccmemory import analyzer, bm25
+from ccmemory.core.model import format_timestamp, normalise_topic
 from ccmemory.index.base import MAX_SHARED, Edge, FileProblem, Filters, IndexedMemory, stats_summary
 from ccmemory.index.derive import PREFIX_LIMIT, file_filter, ref_lookup
 from ccmemory.index.neo4j.connection import Connection, wrap_errors
 from ccmemory.index.neo4j.queries import RETURN_MEMORY
 from ccmemory.index.neo4j.schema import FULLTEXT_INDEX, REL_PATTERN
 from ccmemory.index.query import lucene_match_terms
-from ccmemory.model import format_timestamp, normalise_topic
+from ccmemory.text import analyzer, bm25
 
 
 def memory_of(r: Any) -> IndexedMemory:
@@ -131,7 +131,7 @@ class MemoryReads(Connection):
     @wrap_errors
     def text_search(self, text: str, f: Filters, limit: int = 50) -> list[tuple[str, float]]:
         """Candidates holding any analysed query term (at most bm25.CANDIDATE_CAP, Lucene's
-        order), scored by `ccmemory.bm25` with the project's statistics, like every backend."""
+        order), scored by `ccmemory.text.bm25` with the project's statistics, like every backend."""
         terms = analyzer.query_terms(text)
         if not terms:
             return []

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ccmemory.core.model import RELATION_TYPES, TYPES
 from ccmemory.index.base import IndexUnavailable
-from ccmemory.model import RELATION_TYPES, TYPES
 
-# 2: full text over the analysed terms of ccmemory.analyzer (whitespace analyzer), issue #13
+# 2: full text over the analysed terms of ccmemory.text.analyzer (whitespace analyzer), issue #13
 SCHEMA_VERSION = 2
 FULLTEXT_INDEX = "memory_terms"
 LEGACY_FULLTEXT_INDEX = "memory_fulltext"  # schema 1: Lucene's english analyzer over the raw text
@@ -33,7 +33,7 @@ SCHEMA = (
     "CREATE INDEX memory_path IF NOT EXISTS FOR (m:Memory) ON (m.project, m.path)",
     "CREATE INDEX memory_text_hash IF NOT EXISTS FOR (m:Memory) ON (m.project, m.text_hash)",
     "CREATE INDEX memory_file_mem IF NOT EXISTS FOR (f:MemoryFile) ON (f.project, f.mem_id)",
-    # the terms are analysed in Python (ccmemory.analyzer, the same as SQLite's); Lucene only splits
+    # the terms are analysed in Python (ccmemory.text.analyzer, the same as SQLite's); Lucene only splits
     f"CREATE FULLTEXT INDEX {FULLTEXT_INDEX} IF NOT EXISTS FOR (m:Memory) "
     "ON EACH [m.ft_title, m.ft_body, m.ft_fields] "
     "OPTIONS {indexConfig: {`fulltext.analyzer`: 'whitespace'}}",

@@ -12,13 +12,13 @@ from typing import Any
 
 import neo4j
 
-from ccmemory import analyzer, bm25
+from ccmemory.core.model import RELATION_TYPES
 from ccmemory.index.base import IndexUnavailable
 from ccmemory.index.derive import DerivedMemory
 from ccmemory.index.derive import derive as derive_memory
 from ccmemory.index.neo4j import queries as q
 from ccmemory.index.neo4j.schema import label as type_label
-from ccmemory.model import RELATION_TYPES
+from ccmemory.text import analyzer, bm25
 
 Live = Callable[[str], tuple[str, str | None]]
 # (path, file hash, scope, status, git adder) of one file feeding a memory

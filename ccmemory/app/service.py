@@ -1,0 +1,416 @@
+"""The service layer: one object the surfaces (CLI, MCP, hooks, site) use. Files first, then index."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ccmemory.app.sync import ReindexReport, load_record, reindex
+from ccmemory.core import gitstate
+from ccmemory.core.config import Config, load_config
+from ccmemory.core.model import Memory
+from ccmemory.core.vault import Vault
+from ccmemory.index import open_index
+from ccmemory.index.base import Edge, FileProblem, Filters, Index, IndexedMemory
+from ccmemory.retrieval.search import Hit, SearchResponse, search
+from ccmemory.retrieval.view import Link, MemoryView
+from ccmemory.retrieval.warming import start_background_embedding
+
+
+@dataclass
+class Recorded:
+    memory: Memory
+    path: str
+    status: str
+    indexed: bool = True
+    notice: str | None = None
+
+
+@dataclass
+class TraceStep:
+    depth: int
+    edge: Edge
+    direction: str  # "out" (this memory -> other) or "in" (other -> this memory)
+    label: str  # relation name as read from the root's side, e.g. SUPERSEDED_BY
+
+
+@dataclass
+class Trace:
+    root: IndexedMemory
+    chain: list[IndexedMemory]  # supersession chain, oldest first, includes root
+    steps: list[TraceStep]
+    nodes: dict[str, IndexedMemory] = field(default_factory=dict)
+
+
+class Service:
+    def __init__(self, vault: Vault, config: Config | None = None, index: Index | None = None):
+        self.vault = vault
+        self.config = config or load_config(vault.root)
+        self._index = index
+        self.project = self.config.project
+        self._embedder: Any = None
+        self._embedder_problem: str | None = None
+        # (hash, text) of memories known to have no vector, longest first (the shortest are
+        # embedded first, popped from the end); None: not scanned since the last write
+        self._pending: list[tuple[str, str]] | None = None
+        self._scan_stamp: object = None  # the worker's status file when _pending was scanned
+        self.vectors_pending = 0  # memories without a vector, as last counted
+        self._background_started = False  # a worker was started since the last scan
+        self._built_on_demand = False  # a search found the index empty and built it (once)
+
+    @classmethod
+    def open(cls, start: Path | None = None) -> Service:
+        return cls(Vault.open(start))
+
+    @property
+    def index(self) -> Index:
+        if self._index is None:
+            self._index = open_index(self.config, self.vault.dir)
+            if self._index.moved_aside:
+                # a corrupt cache was moved aside (never deleted): refill it from the files now
+                reindex(self.vault, self._index, self.project, main_branch=self.config.main_branch)
+        return self._index
+
+    @property
+    def viewer(self) -> str | None:
+        """The team rule applies on a shared (Neo4j) index; a local index shows the working tree."""
+        return self.config.user_id if self.config.backend == "neo4j" else None
+
+    @property
+    def view(self) -> MemoryView:
+        """The index as this project and viewer see it: what surfaces read through."""
+        return MemoryView(self.index, self.project, self.viewer)
+
+    def filters(self, **kw: Any) -> Filters:
+        kw.setdefault("viewer", self.viewer)
+        return Filters(project=self.project, **kw)
+
+    def close(self) -> None:
+        if self._index is not None:
+            self._index.close()
+            self._index = None
+
+    def __enter__(self) -> Service:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- embeddings -----------------------------------------------------------------------------
+    def embedder(self) -> Any:
+        """The configured embedder, loaded once; None (with a reason) when unavailable."""
+        if self._embedder is None and self._embedder_problem is None:
+            try:
+                from ccmemory.retrieval.embed import get_embedder
+
+                self._embedder = get_embedder(choice=self.config.embedder)
+            except Exception as exc:
+                self._embedder_problem = f"{type(exc).__name__}: {exc}"
+        return self._embedder
+
+    def embed_missing(
+        self,
+        progress: Callable[[int, int], None] | None = None,
+        *,
+        limit: int | None = None,
+    ) -> tuple[int, str | None]:
+        """Embed memories whose content has no vector yet (at most ``limit`` of them).
+        Returns (count, problem); :attr:`vectors_pending` says how many are still missing.
+
+        Texts are embedded shortest first across the whole set (less padding); that is safe
+        because a vector does not depend on its batch (see ``ccmemory.retrieval.int8graph``). Vectors
+        are committed every :data:`EMBED_CHUNK` texts, so an interrupted run keeps its work.
+        """
+        emb = self.embedder()
+        if emb is None:
+            return 0, self._embedder_problem
+        self._scan_missing(emb)
+        return self._embed_pending(emb, limit, progress)
+
+    def _scan_missing(self, emb: Any) -> None:
+        """The one O(vault) step: which memories have no vector (once per process, after a
+        write, and after a background worker finished)."""
+        from ccmemory.retrieval import warming
+
+        self._scan_stamp = warming.stamp(self.vault.root)
+        self._background_started = False  # a long-lived process may need another worker later
+        todo = self.index.missing_vectors(self.project, emb.name)
+        todo.sort(key=lambda item: len(item[1]), reverse=True)
+        self._pending = todo
+        self.vectors_pending = len(todo)
+
+    def _embed_pending(
+        self, emb: Any, limit: int | None, progress: Callable[[int, int], None] | None
+    ) -> tuple[int, str | None]:
+        """Embed the shortest ``limit`` (all: None) of the known missing texts."""
+        pending = self._pending or []
+        total = len(pending) if limit is None else min(max(limit, 0), len(pending))
+        done = 0
+        if progress and total:
+            progress(0, total)
+        while done < total:
+            k = min(EMBED_CHUNK, total - done)
+            chunk = pending[-k:][::-1]
+            try:
+                vectors = emb.embed([t for _, t in chunk], kind="document")
+            except Exception as exc:
+                return done, f"{type(exc).__name__}: {exc}"
+            self.index.store_vectors(
+                emb.name, int(emb.dim), list(zip([h for h, _ in chunk], vectors, strict=True))
+            )
+            del pending[-k:]
+            done += k
+            self.vectors_pending = len(pending)
+            if progress:
+                progress(done, total)
+        return done, None
+
+    def _warm_vectors(self, emb: Any) -> str | None:
+        """Before a search while vectors are missing: wait on one batch of embedding at most
+        (:data:`SEARCH_EMBED_BATCH`) and hand the rest to the background worker (one per
+        repository, see lifecycle/background.py). Bookkeeping is O(1) per search: the missing
+        set is scanned once (see :meth:`_scan_missing`) and kept here; while a worker runs, this
+        search embeds nothing and reads the worker's own count (``ccmemory.retrieval.warming``).
+        Returns the problem if embedding failed."""
+        from ccmemory.retrieval import warming
+
+        root = self.vault.root
+        if warming.worker_running(root):
+            left = warming.read_status(root, emb.name)
+            if left is None:  # the worker is still in its text phase
+                if self._pending is None:
+                    self._scan_missing(emb)
+                left = len(self._pending or [])
+            self.vectors_pending = left
+            return None
+        if self._pending is None or warming.stamp(root) != self._scan_stamp:
+            self._scan_missing(emb)  # first time, after a write, or a worker embedded since
+        _, problem = self._embed_pending(emb, SEARCH_EMBED_BATCH, None)
+        if problem:
+            return problem
+        if self._pending and not self._background_started:
+            self._background_started = start_background_embedding(root)
+        return None
+
+    # --- writing --------------------------------------------------------------------------------
+    def reindex(
+        self, *, full: bool = False, progress: Callable[[int, int], None] | None = None
+    ) -> ReindexReport:
+        report = reindex(
+            self.vault,
+            self.index,
+            self.project,
+            main_branch=self.config.main_branch,
+            full=full,
+            progress=progress,
+            local_author=self.config.user_id,
+        )
+        if full or report.added or report.updated or report.removed:
+            self._pending = None  # new texts may lack a vector: scan again at the next search
+        if self.config.related or self.config.backend == "neo4j":
+            try:  # related_to -> RELATED_TO links; a failure here must not fail the reindex
+                self.link_projects(force=True)
+            except Exception as exc:
+                problem = f"related_to not stored in the index: {exc}"
+                report.errors.append(FileProblem(".ccmemory/config.yaml", None, problem))
+        return report
+
+    def link_projects(self, *, force: bool = False) -> None:
+        """Store the configured `related_to` as the project's RELATED_TO links (on every reindex
+        with `force`, else once per process and configuration)."""
+        links = tuple(sorted((r.name, r.relation) for r in self.config.related))
+        key = (self.index.location, self.project, links)
+        if force or key not in _LINKED:
+            self.index.link_projects(self.project, list(links))
+            _LINKED.add(key)
+
+    def draft(self, mtype: str, title: str, **kw: Any) -> Memory:
+        """A new memory built by the one builder (`ccmemory.app.draft.build_memory`: redacted,
+        validated, link targets resolved or refused), authored by this user on the current
+        branch. Not written: pass it to `record`. Raises `DraftError`."""
+        from ccmemory.app.draft import build_memory
+        from ccmemory.app.resolve import resolve_one, written_reference
+
+        kw.setdefault("author", self.config.user_id)
+        if "branch" not in kw and gitstate.is_repo(self.vault.root):
+            kw["branch"] = gitstate.current_branch(self.vault.root)
+        return build_memory(
+            mtype,
+            title,
+            resolve=lambda ref: written_reference(resolve_one(self, ref, "memory to link to")),
+            **kw,
+        )
+
+    def record(self, memory: Memory) -> Recorded:
+        """Write the memory file (the source of truth), then index just that file.
+
+        If the index is unavailable the file is still written and the notice says so.
+        """
+        path = self.vault.write_new(memory)
+        self._pending = None
+        rel = self.vault.rel(path)
+        view = gitstate.snapshot(self.vault.root, self.config.main_branch)
+        status = view.status_of(rel)
+        try:
+            st = path.stat()
+            rec = load_record(path, rel, st.st_mtime_ns, st.st_size)
+            self.index.apply(self.project, [rec], [], view.status_of, None)
+        except Exception as exc:
+            return Recorded(
+                memory, rel, status, False, f"written, not indexed ({exc}); run `ccmemory reindex`"
+            )
+        return Recorded(memory, rel, status)
+
+    # --- reading --------------------------------------------------------------------------------
+    def resolve(self, ref: str) -> list[str]:
+        """Ids `ref` names: full id, unique prefix, path or slug (the one resolver, resolve.py)."""
+        from ccmemory.app.resolve import resolve_ids
+
+        return resolve_ids(self, ref)
+
+    def get(self, ref: str) -> IndexedMemory | None:
+        ids = self.resolve(ref)
+        if len(ids) != 1:
+            return None
+        found = self.view.query(self.filters(ids=ids, include_superseded=True), limit=1)
+        return found[0] if found else None
+
+    def search(
+        self,
+        query: str,
+        filters: Filters | None = None,
+        *,
+        limit: int = 10,
+        mode: str = "hybrid",
+        expand: bool = True,
+    ) -> SearchResponse:
+        f = filters or self.filters()
+        emb = self.embedder() if mode in ("hybrid", "semantic") else None
+        if emb is not None and (self._pending is None or self._pending):
+            problem = self._warm_vectors(emb)
+            if problem:
+                emb, self._embedder_problem = None, problem
+        resp = search(
+            self.index,
+            query,
+            f,
+            limit=limit,
+            mode=mode,
+            embedder=emb,
+            embedder_problem=self._embedder_problem,
+            expand=expand,
+        )
+        built = 0 if resp.hits else self._build_if_never_indexed()
+        if built:
+            resp = self.search(query, filters, limit=limit, mode=mode, expand=expand)
+            note = f"the index held none of this project's memories: built it from {built} files"
+            resp.notices.insert(0, note)
+            return resp
+        if emb is not None and self.vectors_pending:
+            resp.vectors_pending = self.vectors_pending
+            resp.notices.append(warming_notice(self.vectors_pending))
+        return resp
+
+    def _build_if_never_indexed(self) -> int:
+        """A search that found nothing in an index never built for this project, while memory
+        files exist (files copied or pulled without the git hooks, `reindex` not run yet):
+        build it once, as `reindex` would, instead of answering "no matching memories".
+        Only the empty case: a stale index is `reindex`'s and the hooks' job (a walk per
+        search would cost O(vault)). Returns how many memories it added."""
+        if self._built_on_demand or self.index.count(self.filters(include_superseded=True)):
+            return 0
+        self._built_on_demand = True
+        if self.index.file_states(self.project) or next(self.vault.iter_paths(), None) is None:
+            return 0
+        return self.reindex().added
+
+    def superseded_by(self, ids: Sequence[str]) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for e in self.view.edges(ids):
+            if e.type == "SUPERSEDES" and e.dst in ids:
+                out.setdefault(e.dst, []).append(e.src)
+        return out
+
+    def trace(self, ref: str, *, direction: str = "both", depth: int = 3) -> Trace | None:
+        root = self.get(ref)
+        if root is None:
+            return None
+        visible = self.filters(include_superseded=True)
+        nodes: dict[str, IndexedMemory] = {root.id: root}
+        steps: list[TraceStep] = []
+        seen_edges: set[Edge] = set()
+        frontier = {root.id}
+        for level in range(1, max(depth, 0) + 1):
+            links, allowed = self.view.neighbours(frontier, visible, direction=direction, known=nodes)
+            nxt: set[str] = set()
+            for link in sorted(links, key=_link_order):
+                assert link.edge is not None  # relations only (no shared_limit)
+                if link.edge in seen_edges:
+                    continue
+                seen_edges.add(link.edge)
+                steps.append(TraceStep(level, link.edge, link.direction, link.label))
+                if link.other not in nodes:
+                    nodes[link.other] = allowed[link.other]
+                    nxt.add(link.other)
+            frontier = nxt
+            if not frontier:
+                break
+        return Trace(root, self._chain(root, visible), steps, nodes)
+
+    def _chain(self, root: IndexedMemory, visible: Filters) -> list[IndexedMemory]:
+        """The supersession chain through root: older memories first, newer last."""
+        chain = [root]
+        seen = {root.id}
+        for forward in (False, True):
+            cur = root.id
+            while True:
+                edges = [e for e in self.view.edges([cur]) if e.type == "SUPERSEDES"]
+                nxt = sorted(
+                    e.src if forward else e.dst for e in edges if (e.dst if forward else e.src) == cur
+                )
+                nxt = [n for n in nxt if n not in seen]
+                if not nxt:
+                    break
+                found = self.view.query(dataclasses.replace(visible, ids=nxt[:1]), limit=1)
+                if not found:
+                    break
+                seen.add(found[0].id)
+                if forward:
+                    chain.append(found[0])
+                else:
+                    chain.insert(0, found[0])
+                cur = found[0].id
+        return chain
+
+
+#: (index location, project, links) stored by link_projects in this process
+_LINKED: set[tuple[str, str, tuple[tuple[str, str], ...]]] = set()
+#: Missing vectors one search call may embed before answering (one model batch or so).
+SEARCH_EMBED_BATCH = 32
+#: Vectors committed at a time by embed_missing.
+EMBED_CHUNK = 128
+
+
+def warming_notice(pending: int) -> str:
+    return (
+        f"semantic search is still warming up: {pending} memories have no vector yet "
+        "(embedding in the background); these results use full-text search and the vectors "
+        "that are ready"
+    )
+
+
+def _link_order(link: Link) -> tuple[str, str, str, str]:
+    assert link.edge is not None
+    return (link.edge.src, link.edge.type, link.edge.dst, link.direction)
+
+
+def ranked_hits_to_dicts(hits: list[Hit], explain: bool = False) -> list[dict[str, Any]]:
+    return [h.to_dict(explain) for h in hits]
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC).replace(microsecond=0)

@@ -1,0 +1,268 @@
+"""Vault + git -> index. Incremental by (path, mtime, size, content hash); never touches files."""
+
+from __future__ import annotations
+
+import hashlib
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ccmemory.app.changes import RACY_NS, ChangeCounts
+from ccmemory.core import gitstate
+from ccmemory.core.vault import MemoryFileError, Vault, decode, parse_text, read_bytes_checked
+from ccmemory.core.walk import Skipped
+from ccmemory.index.base import FileProblem, FileRecord, Index
+
+
+@dataclass
+class ReindexReport(ChangeCounts):
+    unchanged: int = 0
+    errors: list[FileProblem] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)  # symlinks, FIFOs...: never read
+    seconds: float = 0.0
+    reference: dict[str, int] = field(default_factory=dict)  # ccmemory.app.refsync.RefReport
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "added": self.added,
+            "updated": self.updated,
+            "removed": self.removed,
+            "unchanged": self.unchanged,
+            "status_changed": self.status_changed,
+            "errors": [{"path": e.path, "line": e.line, "reason": e.reason} for e in self.errors],
+            "skipped": [{"path": s.rel, "level": s.level, "reason": s.reason} for s in self.skipped],
+            "seconds": round(self.seconds, 3),
+            **({"reference": self.reference} if self.reference else {}),
+        }
+
+
+def scan(vault: Vault, skipped: list[Skipped] | None = None) -> dict[str, tuple[str, int, int]]:
+    """rel path -> (abs path, mtime_ns, size) for every memory file, from the one vault walker
+    (`Vault.walk`: regular files only, symlinks and special files reported in `skipped`)."""
+    entries, skips = vault.walk()
+    if skipped is not None:
+        skipped.extend(skips)
+    return {e.rel: (e.path, e.mtime_ns, e.size) for e in entries}
+
+
+def load_record(path: Path, rel: str, mtime_ns: int, size: int) -> FileRecord:
+    """Read and parse one file; a bad file becomes a record carrying its error.
+
+    A file modified within the last two seconds is "racy" (as in git): a second edit in the same
+    timestamp tick with the same size would be invisible to the (mtime, size) check. Its mtime is
+    stored as -1 so the next reindex hashes it again.
+    """
+    from datetime import UTC, datetime
+
+    # a hand-written file without `created:` is indexed with its modification time until fixed
+    modified = datetime.fromtimestamp(mtime_ns // 1_000_000_000, UTC) if mtime_ns > 0 else None
+    if time.time_ns() - mtime_ns < RACY_NS:
+        mtime_ns = -1
+    try:
+        data = read_bytes_checked(path, rel)
+    except MemoryFileError as exc:
+        return FileRecord(rel, mtime_ns, size, "", None, exc.reason, exc.line)
+    digest = hashlib.sha256(data).hexdigest()
+    try:
+        parsed = parse_text(decode(data, rel), rel, created_fallback=modified)
+    except MemoryFileError as exc:
+        return FileRecord(rel, mtime_ns, len(data), digest, None, exc.reason, exc.line)
+    return FileRecord(rel, mtime_ns, len(data), digest, parsed.memory)
+
+
+BATCH = 2000  # file records per `Index.apply` (one transaction each)
+
+
+class _ParseAhead:
+    """`load_record` of each of `rels`, in order (iterate once). With `ahead` and more than one
+    batch of them, a helper thread starts reading and parsing at once and keeps ahead of the
+    caller, who meanwhile asks git for status and applies the previous batch (waiting on the
+    index server: `Index.parse_ahead`). An unexpected parse failure is raised to the caller;
+    `close` (also on leaving the `with`) stops the helper."""
+
+    def __init__(self, on_disk: dict[str, tuple[str, int, int]], rels: list[str], ahead: bool) -> None:
+        self.on_disk, self.rels = on_disk, rels
+        self.out: queue.SimpleQueue[FileRecord | BaseException | None] = queue.SimpleQueue()
+        self.stop = threading.Event()
+        self.helper: threading.Thread | None = None
+        if ahead and len(rels) > BATCH:
+            self.helper = threading.Thread(target=self._work, name="ccmemory-parse", daemon=True)
+            self.helper.start()
+
+    def _load(self, rel: str) -> FileRecord:
+        path, mtime, size = self.on_disk[rel]
+        return load_record(Path(path), rel, mtime, size)
+
+    def _work(self) -> None:
+        try:
+            for rel in self.rels:
+                if self.stop.is_set():
+                    return
+                self.out.put(self._load(rel))
+        except BaseException as exc:  # handed to the caller, raised there
+            self.out.put(exc)
+        self.out.put(None)
+
+    def __iter__(self) -> Iterator[FileRecord]:
+        if self.helper is None:
+            yield from (self._load(rel) for rel in self.rels)
+            return
+        while (item := self.out.get()) is not None:
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+
+    def close(self) -> None:
+        self.stop.set()
+
+    def __enter__(self) -> _ParseAhead:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _full_beside(
+    vault: Vault,
+    index: Index,
+    project: str,
+    main_branch: str | None,
+    progress: Callable[[int, int], None] | None,
+    local_author: str | None = None,
+) -> ReindexReport | None:
+    """`reindex --full` for a backend that can build a fresh index beside the live one and swap
+    it in atomically (SQLite: `fresh_beside` / `swap_in`): readers (SessionStart context, MCP)
+    keep the old index during the rebuild, and a killed rebuild leaves it untouched. A corrupt
+    live file is moved aside first. None: the backend cannot, fall back to clear + refill."""
+    if not index.healthy():
+        index.reset_corrupt()
+    fresh = index.fresh_beside(project)
+    if fresh is None:
+        return None
+    try:
+        report = reindex(
+            vault,
+            fresh,
+            project,
+            main_branch=main_branch,
+            full=False,
+            progress=progress,
+            local_author=local_author,
+        )
+    except BaseException:
+        index.discard(fresh)
+        raise
+    index.swap_in(fresh)
+    return report
+
+
+def _relink(
+    vault: Vault,
+    index: Index,
+    project: str,
+    records: list[FileRecord],
+    status_of: Callable[[str], str],
+    adders: dict[str, str] | None,
+) -> None:
+    """Relation targets written as a path or an id prefix become ids (`resolve.relink`)."""
+    from ccmemory.app.resolve import relink
+
+    def reload(rel: str) -> FileRecord | None:
+        path = vault.abs(rel)
+        try:
+            st = path.stat()
+        except OSError:
+            return None
+        return load_record(path, rel, st.st_mtime_ns, st.st_size)
+
+    relink(index, project, records, reload, status_of, adders)
+
+
+def reindex(
+    vault: Vault,
+    index: Index,
+    project: str,
+    *,
+    main_branch: str | None = None,
+    full: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+    local_author: str | None = None,
+) -> ReindexReport:
+    started = time.perf_counter()
+    if full:
+        rebuilt = _full_beside(vault, index, project, main_branch, progress, local_author)
+        if rebuilt is not None:
+            rebuilt.seconds = time.perf_counter() - started
+            return rebuilt
+    report = ReindexReport()
+    if full:
+        index.clear(project)
+    on_disk = scan(vault, report.skipped)
+    known = index.file_states(project)
+    changed = [
+        rel
+        for rel, (_, mtime, size) in on_disk.items()
+        if rel not in known or known[rel].mtime_ns != mtime or known[rel].size != size
+    ]
+    removed = sorted(set(known) - set(on_disk))
+    report.unchanged = len(on_disk) - len(changed)
+
+    with _ParseAhead(on_disk, sorted(changed), index.parse_ahead) as parsed:
+        view = gitstate.snapshot(vault.root, main_branch)
+        adders = gitstate.adders(vault.root) if view.in_repo else {}
+        if local_author:
+            # a file not committed yet was added by whoever's working tree it is in: a hand-written
+            # file without `author:` is theirs (and visible to them under the team rule)
+            adders = {**dict.fromkeys(on_disk, local_author), **adders}
+
+        if not full:
+            # before applying changes, so a re-derived memory's new status is counted too
+            report.status_changed = index.refresh_status(project, view.status_of, adders)
+        records: list[FileRecord] = []
+        total = len(changed)
+        report.removed = len(removed)
+        pending: list[FileRecord] = []
+        applied = False
+        for n, rec in enumerate(parsed, 1):
+            old = known.get(rec.path)
+            if old is None:
+                report.added += 1
+            elif old.hash == rec.hash and rec.hash:
+                report.unchanged += 1  # touched, same content: only the stat data is refreshed
+            else:
+                report.updated += 1
+            records.append(rec)
+            pending.append(rec)
+            if progress and (n % 200 == 0 or n == total):
+                progress(n, total)
+            if len(pending) == BATCH:
+                index.apply(project, pending, [] if applied else removed, view.status_of, adders)
+                applied, pending = True, []
+        if pending or (removed and not applied):
+            index.apply(project, pending, [] if applied else removed, view.status_of, adders)
+    if records or removed:
+        _relink(vault, index, project, records, view.status_of, adders)
+    report.errors = index.file_problems(project)
+    _reference(vault, index, project, view.status_of, full, report)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _reference(
+    vault: Vault,
+    index: Index,
+    project: str,
+    status_of: Callable[[str], str],
+    full: bool,
+    report: ReindexReport,
+) -> None:
+    """The reference tree (.ccmemory/reference/) rides along with every reindex."""
+    from ccmemory.app.refsync import reindex_reference
+
+    ref = reindex_reference(vault, index, project, status_of, full=full)
+    if ref.files or ref.removed:
+        report.reference = ref.as_dict()
+    report.errors = sorted([*report.errors, *ref.problems], key=lambda p: (p.path, p.line or 0))

@@ -1,6 +1,0 @@
-"""LLM providers behind one seam (`base.Provider`) and the automatic choice (`choose`)."""
-
-from ccmemory.capture.providers.base import Completion, Provider, ProviderError
-from ccmemory.capture.providers.choose import Choice, choose, describe
-
-__all__ = ["Choice", "Completion", "Provider", "ProviderError", "choose", "describe"]

@@ -1,0 +1,356 @@
+"""Secret redaction shared by capture, MCP, check and logging.
+
+`redact(text)` replaces every secret with a `[REDACTED:<kind>]` marker and removes
+`<private>…</private>` sections entirely. `find_secrets(text)` reports what it found (kind and
+span, never the value in clear). Only `re` is imported: hooks call this on every tool event.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
+    from typing import TypeVar
+
+    M = TypeVar("M")
+
+__all__ = ["Finding", "find_secrets", "redact", "redact_memory", "redact_obj"]
+
+
+class Finding:
+    """One secret span. (A plain class: `dataclasses` costs ~10 ms of import on the hook path.)"""
+
+    __slots__ = ("end", "kind", "start")
+
+    def __init__(self, kind: str, start: int, end: int):
+        self.kind = kind
+        self.start = start
+        self.end = end
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Finding) and (self.kind, self.start, self.end) == (
+            other.kind,
+            other.start,
+            other.end,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.kind, self.start, self.end))
+
+    def __repr__(self) -> str:
+        return f"Finding({self.kind!r}, {self.start}, {self.end})"
+
+    def preview(self, text: str) -> str:
+        """First 4 characters of the secret and its length: enough to find it, not to use it."""
+        value = text[self.start : self.end]
+        return f"{value[:4]}…({len(value)} chars)"
+
+
+# Private sections go first: they are removed, not marked, and may span lines. An unclosed
+# <private> removes everything after it (fail closed).
+_PRIVATE_SRC = r"<private>.*?(?:</private>|\Z)"
+
+# A secret-named variable: the name ENDS with one of these words (so `max_tokens`, `author`,
+# `password_policy` are not secret names, while `DB_PASSWORD`, `githubToken`, `api-key` are).
+_SECRET_NAME = (
+    r"[A-Za-z0-9_.-]*?(?:PASSWORD|PASSWD|PWD|SECRET|SECRET_?KEY|TOKEN|API_?KEY|APIKEY|API-KEY|"
+    r"ACCESS_?KEY|PRIVATE_?KEY|CREDENTIALS?|SESSION_?KEY|SIGNING_?KEY|AUTH_?KEY|DSN)"
+)
+
+# A cheap pre-filter without any regex: text holding none of these markers (compared lower-case)
+# cannot hold a secret any pattern below would find, so the patterns (slow to compile) are only
+# built when needed. Hooks pay for `str.lower` and a few substring tests, nothing more.
+_MARKERS = (
+    "sk-",
+    "akia",
+    "asia",
+    "agpa",
+    "aida",
+    "aroa",
+    "anpa",
+    "anva",
+    "aipa",
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
+    "xox",
+    "hooks.slack",
+    "aiza",
+    "sk_live_",
+    "sk_test_",
+    "rk_live_",
+    "rk_test_",
+    "eyj",
+    "://",
+    "pass",
+    "pwd",
+    "secret",
+    "token",
+    "key",
+    "credential",
+    "dsn",
+    "bearer",
+    "private",
+    "npm_",
+    "glpat-",
+    "hf_",
+    "pypi-",
+    "authorization",
+    "-u",
+    "--user",
+    "-p",
+)
+
+
+def _maybe_secret(lower: str) -> bool:
+    return any(marker in lower for marker in _MARKERS)
+
+
+def _src(source: str, flags: int = 0) -> tuple[str, int]:
+    return source, flags
+
+
+_COMPILED: list[tuple[str, re.Pattern[str], int]] | None = None
+_HARMLESS: re.Pattern[str] | None = None
+_PRIVATE: re.Pattern[str] | None = None
+
+
+def _patterns() -> list[tuple[str, re.Pattern[str], int]]:
+    global _COMPILED, _HARMLESS
+    if _COMPILED is None:
+        import re
+
+        _HARMLESS = re.compile(_HARMLESS_SRC, re.IGNORECASE)
+        _COMPILED = [(kind, re.compile(src, flags), group) for kind, src, flags, group in _SOURCES]
+    return _COMPILED
+
+
+def _private() -> re.Pattern[str]:
+    global _PRIVATE
+    if _PRIVATE is None:
+        import re
+
+        _PRIVATE = re.compile(_PRIVATE_SRC, re.IGNORECASE | re.DOTALL)
+    return _PRIVATE
+
+
+# (kind, pattern source, flags, group holding the secret: 0 = whole match)
+_PATTERN_LIST: list[tuple[str, tuple[str, int], int]] = [
+    (
+        "private_key",
+        _src(
+            r"(?s)-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----.*?"
+            r"(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)",
+        ),
+        0,
+    ),
+    ("anthropic_key", _src(r"\bsk-ant-(?:api|admin|oat)\d{0,3}-[A-Za-z0-9_\-]{20,}"), 0),
+    ("openai_key", _src(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"), 0),
+    ("aws_access_key", _src(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b"), 0),
+    (
+        "aws_secret_key",
+        _src(
+            r"(?i)(aws_?secret_?(?:access_?)?key(?:_id)?|secret_?access_?key)"
+            r"(\s*[:=]\s*|\"\s*:\s*\"|'\s*:\s*')[\"']?([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"
+        ),
+        3,
+    ),
+    ("github_token", _src(r"\b(?:gh[pousr])_[A-Za-z0-9]{36,255}\b"), 0),
+    ("github_token", _src(r"\bgithub_pat_[A-Za-z0-9_]{60,255}\b"), 0),
+    ("slack_token", _src(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"), 0),
+    (
+        "slack_webhook",
+        _src(r"https://hooks\.slack\.com/services/T[A-Za-z0-9]+/B[A-Za-z0-9]+/[A-Za-z0-9]+"),
+        0,
+    ),
+    ("google_api_key", _src(r"\bAIza[0-9A-Za-z_\-]{35}\b"), 0),
+    ("stripe_key", _src(r"\b[sr]k_(?:live|test)_[0-9A-Za-z]{20,}\b"), 0),
+    (
+        "jwt",
+        _src(r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
+        0,
+    ),
+    # scheme://user:password@host — keep user and host, hide the password
+    (
+        "url_password",
+        _src(r"\b([a-zA-Z][a-zA-Z0-9+.\-]{1,30}://[^\s:/@\"'<>]{1,128}):([^\s@/\"'<>]{1,256})@"),
+        2,
+    ),
+    # Password=...; in ADO/JDBC style connection strings
+    (
+        "connection_password",
+        _src(r"(?i)\b(password|pwd)\s*=\s*([^;\s\"']{1,256})(?=;|\s|\"|'|$)"),
+        2,
+    ),
+    ("bearer_token", _src(r"(?i)\b(bearer)\s+([A-Za-z0-9_\-.=~+/]{20,})"), 2),
+    ("basic_auth", _src(r"(?i)\b(authorization\s*[:=]\s*[\"']?\s*basic)\s+([A-Za-z0-9+/=_\-]{6,})"), 2),
+    ("npm_token", _src(r"\bnpm_[A-Za-z0-9]{36}\b"), 0),
+    ("gitlab_token", _src(r"\bglpat-[A-Za-z0-9_\-]{20,}"), 0),
+    ("huggingface_token", _src(r"\bhf_[A-Za-z0-9]{30,}\b"), 0),
+    ("pypi_token", _src(r"\bpypi-AgE[A-Za-z0-9_\-]{50,}"), 0),
+    # ?access_token=… / &api_key=… in a URL's query string
+    (
+        "url_query_secret",
+        _src(
+            r"(?i)[?&]((?:access|refresh|id|auth|api|private|session)?[_-]?token|api[_-]?key|apikey|key|"
+            r"secret|client[_-]?secret|password|passwd|pwd|sig|signature|x-amz-signature|x-amz-credential)"
+            r"=([^&;\s#\"'<>]{4,512})"
+        ),
+        2,
+    ),
+    # curl -u user:pass / --user user:pass (the user is kept)
+    (
+        "curl_user",
+        _src(r"(?i)(?:^|[\s;|&(])(?:-u|--user)(?:\s+|=)[\"']?([^\s:\"']{1,128}):([^\s\"']{1,256})"),
+        2,
+    ),
+    # mysql -pPASS (the password glued to -p), and --password=… / --password … on any command line
+    (
+        "cli_password",
+        _src(
+            r"(?i)\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n|;&]*?\s-p([^\s\"'-][^\s\"']{0,255})"
+        ),
+        1,
+    ),
+    ("cli_password", _src(r"(?i)(?:^|\s)--pass(?:word)?(?:=|\s+)(?!-)([^\s\"']{1,256})"), 1),
+    # .env-style / shell / YAML / JSON assignment of a secret-named variable
+    (
+        "secret_assignment",
+        _src(
+            rf"(?im)(?:^|(?<=[\s;,{{(\"'`]))(?:export\s+)?[\"']?({_SECRET_NAME})\b[\"']?"
+            r"(\s*(?::=|=|:)\s*)(?!\[REDACTED)"
+            r"(\"[^\"\n]{1,512}\"|'[^'\n]{1,512}'|[^\s\"',;}#()]{1,512})",
+        ),
+        3,
+    ),
+]
+
+# kinds whose value may be a placeholder or a code reference (checked against _HARMLESS)
+_VARIABLE_KINDS = frozenset(
+    {
+        "secret_assignment",
+        "connection_password",
+        "url_query_secret",
+        "curl_user",
+        "cli_password",
+        "basic_auth",
+    }
+)
+
+_SOURCES = [(kind, src, flags, group) for kind, (src, flags), group in _PATTERN_LIST]
+
+
+# Values that are obviously not secrets (placeholders, references to other variables)
+_HARMLESS_SRC = (
+    r"^[\"']?(?:|\[REDACTED:[a-z_]+\].*|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|<[^>]*>|x+|\*+|\.\.\.|…|none|null|true|false|"
+    r"changeme|redacted|example|your[_-].*|os\.environ.*|process\.env.*|getenv.*|env\(.*|"
+    r"str|int|bool|bytes|string|number|any|optional\[.*|none\)?|self\..*)[\"']?$"
+)
+
+
+def find_secrets(text: str) -> list[Finding]:
+    """Every secret span in `text`, sorted, overlaps merged. `<private>` sections count too."""
+    if not text:
+        return []
+    lower = text.lower()
+    spans: list[Finding] = []
+    if "<private" in lower:
+        spans = [Finding("private", m.start(), m.end()) for m in _private().finditer(text)]
+    if not _maybe_secret(lower):
+        return spans
+    patterns = _patterns()
+    assert _HARMLESS is not None
+    for kind, pattern, group in patterns:
+        for m in pattern.finditer(text):
+            start, end = m.span(group)
+            if start < 0 or end <= start:
+                continue
+            if kind in _VARIABLE_KINDS and (
+                _HARMLESS.match(m.group(group)) or text[end : end + 1] == "("  # a call: code
+            ):
+                continue
+            spans.append(Finding(kind, start, end))
+    spans.sort(key=lambda f: (f.start, -f.end))
+    merged: list[Finding] = []
+    for f in spans:
+        if merged and f.start < merged[-1].end:
+            last = merged[-1]
+            if f.end > last.end:
+                merged[-1] = Finding(last.kind, last.start, f.end)
+            continue
+        merged.append(f)
+    return merged
+
+
+def redact(text: str) -> str:
+    """`text` with secrets replaced by `[REDACTED:<kind>]` and private sections removed."""
+    if not text:
+        return text
+    findings = find_secrets(text)
+    if not findings:
+        return text
+    result = _splice(text, findings)
+    if result == text:
+        return result
+    # a replacement can create a new match (e.g. a quoted value split in two); one more pass
+    again = [f for f in find_secrets(result) if f.kind != "private"]
+    return _splice(result, again) if again else result
+
+
+def _splice(text: str, findings: list[Finding]) -> str:
+    """``text`` with each finding replaced by its marker (private sections by nothing)."""
+    out: list[str] = []
+    pos = 0
+    for f in findings:
+        out.append(text[pos : f.start])
+        if f.kind != "private":
+            out.append(f"[REDACTED:{f.kind}]")
+        pos = f.end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def redact_obj(value: object) -> object:
+    """Redact every string inside nested dicts/lists (keys too, values mostly)."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {redact(str(k)): redact_obj(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact_obj(v) for v in value]
+    return value
+
+
+def redact_memory(memory: M) -> M:
+    """A copy of a memory (`model.Memory`, or the index's `IndexedMemory`) with every free-text
+    field redacted: title, body, author, session, branch, topics, files, relation reasons, the
+    type's own fields and unknown keys. The one choke point: `Vault.write_new` calls it, so CLI
+    `new`, MCP `record_*`/supersede, capture and import all pass through it; the site calls it on
+    what it reads from the index. Ids, type, timestamps and relation targets are validated forms,
+    left as they are."""
+    import dataclasses
+
+    from ccmemory.core.model import Relation
+
+    def opt(value: object) -> object:
+        return redact(value) if isinstance(value, str) else value
+
+    names = {f.name for f in dataclasses.fields(memory)}  # type: ignore[arg-type]
+    changes: dict[str, object] = {}
+    for key in ("title", "body", "author", "session", "branch"):
+        if key in names:
+            changes[key] = opt(getattr(memory, key))
+    for key in ("topics", "files"):
+        if key in names:
+            changes[key] = [opt(v) for v in getattr(memory, key)]
+    if "relations" in names:
+        changes["relations"] = [Relation(r.type, r.target, opt(r.reason)) for r in memory.relations]  # type: ignore[attr-defined,arg-type]
+    for key in ("fields", "extra"):
+        if key in names:
+            value = redact_obj(getattr(memory, key))
+            if isinstance(value, dict):
+                changes[key] = value
+    return dataclasses.replace(memory, **changes)  # type: ignore[type-var]

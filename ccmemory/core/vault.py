@@ -1,0 +1,529 @@
+"""The `.ccmemory/` folder: memory files <-> Memory objects, file names, atomic writes, path safety.
+
+Files are the source of truth. Nothing here ever deletes a memory file, and creating a memory never
+overwrites an existing file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import unicodedata
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ccmemory.core.atomic import UMASK, atomic_write
+from ccmemory.core.errors import CcmemoryError
+from ccmemory.core.model import (
+    FOLDER_TO_TYPE,
+    TYPES,
+    Memory,
+    Problem,
+    format_timestamp,
+    from_frontmatter,
+    validate,
+)
+from ccmemory.core.walk import MAX_FILE_BYTES, Entry, Skipped, UnsafeFile, read_regular, walk
+
+VAULT_DIR = ".ccmemory"
+LOCAL_DIR = "local"
+REFERENCE_DIR = "reference"
+SLUG_MAX = 60
+_WINDOWS_RESERVED = {
+    "con",
+    "prn",
+    "aux",
+    "nul",
+    *(f"com{i}" for i in range(1, 10)),
+    *(f"lpt{i}" for i in range(1, 10)),
+}
+_CONFLICT_RE = re.compile(r"^(<{7}|>{7})( |$)|^={7}$", re.MULTILINE)
+_FM_RE = re.compile(r"\A---[ \t]*\r?\n(.*?)(?:\r?\n)?^---[ \t]*\r?$\n?", re.DOTALL | re.MULTILINE)
+
+
+class MemoryFileError(CcmemoryError):
+    """A memory file that cannot be used. `line` is 1-based, or None when not known."""
+
+    hint = "fix the file (`ccmemory check` lists every problem); the index skips it until then"
+
+    def __init__(self, path: Path | str, line: int | None, reason: str):
+        super().__init__(f"{path}:{line or 1}: {reason}")
+        self.path = str(path)
+        self.line = line
+        self.reason = reason
+
+
+class VaultNotFound(CcmemoryError):
+    pass
+
+
+# --- YAML: human-friendly output, fast input ------------------------------------------------------
+
+
+class _Dumper(yaml.SafeDumper):
+    """Block style at the top, flow style for short scalar lists and relation mappings."""
+
+
+def _repr_datetime(dumper: yaml.SafeDumper, value: datetime) -> yaml.Node:
+    return dumper.represent_scalar("tag:yaml.org,2002:timestamp", format_timestamp(value))
+
+
+def _repr_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(datetime, _repr_datetime)
+_Dumper.add_representer(str, _repr_str)
+
+try:  # the C loader is ~10x faster on large vaults; fall back to pure Python
+    _Loader: type[Any] = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover
+    _Loader = yaml.SafeLoader
+
+
+class _Block(dict[str, Any]):
+    """The top-level mapping: always block style, one key per line (diff- and review-friendly)."""
+
+
+def _repr_block(dumper: yaml.SafeDumper, value: _Block) -> yaml.Node:
+    return dumper.represent_mapping("tag:yaml.org,2002:map", value, flow_style=False)
+
+
+_Dumper.add_representer(_Block, _repr_block)
+
+
+def dump_yaml(meta: dict[str, Any]) -> str:
+    return yaml.dump(
+        _Block(meta), Dumper=_Dumper, sort_keys=False, default_flow_style=None, allow_unicode=True, width=100
+    )
+
+
+# --- bounded YAML input (docs/security.md) -----------------------------------------------------
+# A hostile file can nest a list 50,000 deep (libyaml's composer recurses in C: a segfault) or
+# expand a 450-byte alias bomb into billions of nodes. `load_yaml` first walks the *event* stream
+# (libyaml's parser keeps an explicit stack: no recursion, no objects built) and refuses deep
+# nesting, alias expansion and oversize frontmatter before anything is composed.
+MAX_FRONTMATTER_BYTES = 256 * 1024
+MAX_YAML_DEPTH = 24
+MAX_YAML_NODES = 20_000  # after alias expansion
+
+
+class YAMLLimit(CcmemoryError, ValueError):
+    """The frontmatter exceeds a bound; `line` is 1-based inside the YAML text."""
+
+    def __init__(self, line: int, reason: str):
+        super().__init__(reason)
+        self.line = line
+        self.reason = reason
+
+
+def _line(event: Any) -> int:
+    mark = getattr(event, "start_mark", None)
+    return int(mark.line) + 1 if mark is not None else 1
+
+
+def _depth_bound(src: str) -> int:
+    """A cheap upper bound on the nesting depth of `src`: every flow collection needs a `[` or
+    `{`, every block sequence a `- ` (or a `-` ending a line), every complex key a `?`, and a
+    block mapping nested in another (not through a sequence entry) a deeper indentation."""
+    indents = {len(ln) - len(ln.lstrip(" ")) for ln in src.split("\n")}
+    dashes = src.count("- ") + src.count("-\n") + (1 if src.endswith("-") else 0)
+    return src.count("[") + src.count("{") + dashes + src.count("?") + len(indents)
+
+
+def _prescan(src: str) -> None:
+    if len(src) > MAX_FRONTMATTER_BYTES:
+        raise YAMLLimit(1, f"frontmatter is {len(src)} characters; the limit is {MAX_FRONTMATTER_BYTES}")
+    if "&" not in src and _depth_bound(src) < MAX_YAML_DEPTH:
+        return  # no anchor (so no alias can expand) and provably shallow: the common case
+    sizes: dict[str, int] = {}
+    stack: list[list[Any]] = []  # [anchor, node count]
+    total = 0
+    loader = _Loader(src)
+    try:
+        while loader.check_event():
+            ev = loader.get_event()
+            n = 0
+            if isinstance(ev, yaml.SequenceStartEvent | yaml.MappingStartEvent):
+                stack.append([ev.anchor, 1])
+                if len(stack) > MAX_YAML_DEPTH:
+                    raise YAMLLimit(_line(ev), f"YAML nested deeper than {MAX_YAML_DEPTH} levels")
+                continue
+            if isinstance(ev, yaml.SequenceEndEvent | yaml.MappingEndEvent):
+                anchor, n = stack.pop()
+                if anchor:
+                    sizes[anchor] = n
+            elif isinstance(ev, yaml.ScalarEvent):
+                n = 1
+                if ev.anchor:
+                    sizes[ev.anchor] = 1
+            elif isinstance(ev, yaml.AliasEvent):
+                n = sizes.get(ev.anchor or "", 1)
+            else:
+                continue
+            if stack:
+                stack[-1][1] += n
+            total += n
+            if total > MAX_YAML_NODES or (stack and stack[-1][1] > MAX_YAML_NODES):
+                raise YAMLLimit(_line(ev), f"YAML expands to more than {MAX_YAML_NODES} values (alias bomb?)")
+    finally:
+        dispose = getattr(loader, "dispose", None)
+        if dispose:
+            dispose()
+
+
+def load_yaml(src: str) -> Any:
+    """`yaml.load` with the safe loader, after `_prescan` bounded depth, aliases and size."""
+    _prescan(src)
+    return yaml.load(src, Loader=_Loader)
+
+
+def _frontmatter_handler() -> Any:
+    import frontmatter
+
+    class Handler(frontmatter.YAMLHandler):
+        def export(self, metadata: dict[str, object], **kwargs: object) -> str:
+            return dump_yaml(metadata).strip()
+
+    return Handler()
+
+
+def render(memory: Memory) -> str:
+    """The file text for a memory: YAML frontmatter, a blank line, the body (via python-frontmatter)."""
+    import frontmatter
+
+    post = frontmatter.Post(memory.body.strip("\n"), **memory.to_frontmatter())
+    return frontmatter.dumps(post, handler=_frontmatter_handler()).rstrip("\n") + "\n"
+
+
+# --- names and paths ----------------------------------------------------------------------------
+
+
+def slugify(title: str, max_len: int = SLUG_MAX) -> str:
+    """A file-name-safe slug: unicode letters kept (NFC, casefolded), everything else a hyphen.
+
+    No path separators, no dots at the ends, bounded length, never a Windows reserved name.
+    """
+    text = unicodedata.normalize("NFKC", title).casefold()
+    text = re.sub(r"[^\w]+", "-", text, flags=re.UNICODE).replace("_", "-")
+    text = re.sub(r"-{2,}", "-", text).strip("-")
+    if len(text) > max_len:
+        cut = text[:max_len]
+        text = cut.rsplit("-", 1)[0] if "-" in cut[max_len // 2 :] else cut
+        text = text.strip("-")
+    text = unicodedata.normalize("NFC", text)
+    if not text:
+        text = "memory"
+    if text in _WINDOWS_RESERVED or (text.split("-")[0] in _WINDOWS_RESERVED and len(text) <= 4):
+        text = f"{text}-memory"
+    return text
+
+
+def find_root(start: Path | None = None) -> Path | None:
+    """The nearest folder at or above `start` that holds `.ccmemory/`."""
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / VAULT_DIR).is_dir():
+            return folder
+    return None
+
+
+@dataclass(frozen=True)
+class ParsedFile:
+    memory: Memory
+    warnings: list[Problem]
+    supplied: tuple[str, ...] = ()  # keys a hand-written file left out: id, created, title
+
+
+_COMMENT_RE = re.compile(r"<!--.*?-->[ \t]*\n?", re.DOTALL)
+_FENCE_RE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})", re.MULTILINE)
+_HEADING_RE = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
+
+
+def strip_comments(body: str) -> str:
+    """The body without HTML comments (template guidance, notes to reviewers), outside fenced
+    code blocks: what is indexed, searched and published."""
+    if "<!--" not in body:
+        return body
+    out: list[str] = []
+    pos = 0
+    fences = list(_FENCE_RE.finditer(body))
+    spans: list[tuple[int, int]] = []  # fenced code blocks, kept verbatim
+    i = 0
+    while i < len(fences):
+        opening = fences[i]
+        closing = next(
+            (
+                f
+                for f in fences[i + 1 :]
+                if f.group(1)[0] == opening.group(1)[0] and len(f.group(1)) >= len(opening.group(1))
+            ),
+            None,
+        )
+        end = closing.end() if closing else len(body)
+        spans.append((opening.start(), end))
+        i = fences.index(closing) + 1 if closing else len(fences)
+    for start, end in [*spans, (len(body), len(body))]:
+        out.append(_COMMENT_RE.sub("", body[pos:start]))
+        out.append(body[start:end])
+        pos = end
+    return re.sub(r"\n{3,}", "\n\n", "".join(out)).strip("\n")
+
+
+def title_from(body: str, path: str) -> str:
+    """A missing title: the body's first markdown heading, else the file name without its date
+    prefix and id suffix (`2026-11-20-adopt-ruff-7k2q.md` -> 'Adopt ruff')."""
+    m = _HEADING_RE.search(body)
+    if m and m.group(1).strip():
+        return m.group(1).strip()[:200]
+    stem = Path(path).stem
+    stem = re.sub(r"^\d{4}-\d{2}-\d{2}-", "", stem)
+    words = stem.replace("_", "-").split("-")
+    text = " ".join(w for w in words if w) or "Untitled"
+    return text[:1].upper() + text[1:]
+
+
+def _supply(meta: dict[str, Any], body: str, path: str, created_fallback: datetime | None) -> list[str]:
+    """Fill what a hand-written file left out (after `validate(draft=True)` warned about it)."""
+    from datetime import UTC
+
+    from ccmemory.core.model import provisional_id
+
+    supplied: list[str] = []
+    if meta.get("id") in (None, ""):
+        meta["id"] = provisional_id(path)
+        supplied.append("id")
+    if meta.get("created") in (None, ""):
+        meta["created"] = created_fallback or datetime.now(UTC).replace(microsecond=0)
+        supplied.append("created")
+    title = meta.get("title")
+    if title in (None, "") or (isinstance(title, str) and not title.strip()):
+        meta["title"] = title_from(body, path)
+        supplied.append("title")
+    return supplied
+
+
+def key_line(text: str, key: str | None) -> int | None:
+    """1-based line of a top-level frontmatter key, for `path:line` messages."""
+    if key is None:
+        return 1
+    pattern = re.compile(rf"^{re.escape(key)}\s*:", re.MULTILINE)
+    m = pattern.search(text)
+    return text.count("\n", 0, m.start()) + 1 if m else 1
+
+
+def parse_text(text: str, path: str, *, created_fallback: datetime | None = None) -> ParsedFile:
+    """Parse one memory file's text. Raises MemoryFileError with a line number.
+
+    A hand-written file may leave out `id`, `created` and `title` (see `model.validate`):
+    they are supplied (a provisional id from `path`, `created_fallback` or now, a title from
+    the body or the file name) and listed in `ParsedFile.supplied`. HTML comments in the body
+    are not part of the memory (`strip_comments`)."""
+    conflict = _CONFLICT_RE.search(text)
+    if conflict:
+        line = text.count("\n", 0, conflict.start()) + 1
+        raise MemoryFileError(path, line, "git conflict markers: resolve the merge conflict first")
+    m = _FM_RE.match(text)
+    if not m:
+        raise MemoryFileError(path, 1, "no YAML frontmatter (the file must start with a '---' line)")
+    try:
+        meta = load_yaml(m.group(1))
+    except YAMLLimit as exc:
+        raise MemoryFileError(path, exc.line + 1, f"frontmatter refused: {exc.reason}") from None
+    except (RecursionError, OverflowError, MemoryError) as exc:
+        raise MemoryFileError(path, 2, f"frontmatter refused: {type(exc).__name__}") from None
+    except (ValueError, TypeError) as exc:  # yaml's constructors: e.g. `2026-13-45` as a date
+        raise MemoryFileError(path, 2, f"malformed YAML frontmatter: {str(exc)[:200]}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        line = mark.line + 2 if mark is not None else 1
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise MemoryFileError(path, line, f"malformed YAML frontmatter: {problem}") from None
+    if not isinstance(meta, dict):
+        raise MemoryFileError(path, 2, "frontmatter must be a YAML mapping of key: value")
+    meta = {str(k): v for k, v in meta.items()}
+    problems = validate(meta, draft=True)
+    errors = [p for p in problems if p.level == "error"]
+    if errors:
+        first = errors[0]
+        raise MemoryFileError(path, key_line(text, first.key), first.message)
+    body = strip_comments(text[m.end() :].strip("\n"))
+    supplied = _supply(meta, body, path, created_fallback)
+    memory = from_frontmatter(meta, body)
+    return ParsedFile(memory, [p for p in problems if p.level == "warning"], tuple(supplied))
+
+
+def check_text(text: str) -> list[tuple[int, Problem]]:
+    """Every problem of a file's text with its line (check reports them all, not just the first)."""
+    m = _FM_RE.match(text)
+    if _CONFLICT_RE.search(text) or not m:
+        return []
+    try:
+        meta = load_yaml(m.group(1))
+    except (yaml.YAMLError, ValueError, TypeError, RecursionError, OverflowError, MemoryError):
+        return []
+    if not isinstance(meta, dict):
+        return []
+    meta = {str(k): v for k, v in meta.items()}
+    return [(key_line(text, p.key) or 1, p) for p in validate(meta, draft=True)]
+
+
+def read_bytes_checked(path: Path | str, rel: str) -> bytes:
+    """Read a memory file, refusing symlinks, special files, huge or binary files before parsing
+    (a non-blocking, no-follow open: see `ccmemory.core.walk.read_regular`)."""
+    try:
+        data = read_regular(path, MAX_FILE_BYTES)
+    except UnsafeFile as exc:
+        raise MemoryFileError(rel, None, str(exc)) from None
+    if b"\x00" in data[:8192]:
+        raise MemoryFileError(rel, None, "binary file (NUL bytes), not a markdown memory")
+    return data
+
+
+def decode(data: bytes, rel: str) -> str:
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise MemoryFileError(rel, None, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    return text.replace("\r\n", "\n")
+
+
+def id_suffix(memory_id: str) -> str:
+    """The file-name suffix that keeps same-day, same-title memories apart: the last four
+    characters of the id (a ULID's random part), lower case."""
+    tail = re.sub(r"[^0-9A-Za-z]", "", memory_id)[-4:]
+    return tail.lower() or "0000"
+
+
+def file_time(path: Path) -> datetime | None:
+    """A file's modification time (UTC, whole seconds): the provisional `created` of a
+    hand-written file that has none yet."""
+    from datetime import UTC
+
+    try:
+        return datetime.fromtimestamp(int(path.stat().st_mtime), UTC)
+    except OSError:
+        return None
+
+
+class Vault:
+    """A repository's `.ccmemory/` folder."""
+
+    def __init__(self, root: Path):
+        self.root = root.resolve()
+        self.dir = self.root / VAULT_DIR
+        self.local = self.dir / LOCAL_DIR
+
+    @classmethod
+    def open(cls, start: Path | None = None) -> Vault:
+        root = find_root(start)
+        if root is None:
+            raise VaultNotFound(
+                f"no {VAULT_DIR}/ folder at or above {start or Path.cwd()}: run `ccmemory init` first"
+            )
+        return cls(root)
+
+    def exists(self) -> bool:
+        return self.dir.is_dir()
+
+    # paths
+    def rel(self, path: Path) -> str:
+        """Repo-relative POSIX path (how paths are stored in the index and shown to users).
+
+        Lexical (no symlink resolution, which would follow a hostile link out of the repo); a
+        path outside the root is returned as given rather than raising."""
+        if not path.is_absolute():
+            return path.as_posix()
+        p = Path(os.path.abspath(path))
+        return p.relative_to(self.root).as_posix() if p.is_relative_to(self.root) else p.as_posix()
+
+    def abs(self, rel: str) -> Path:
+        return self.root / rel
+
+    def safe_path(self, user_path: str | Path) -> Path:
+        """Resolve a user-supplied path, refusing anything outside `.ccmemory/`."""
+        candidate = Path(user_path)
+        if not candidate.is_absolute():
+            cwd_candidate = (Path.cwd() / candidate).resolve()
+            candidate = cwd_candidate if cwd_candidate.exists() else (self.root / candidate).resolve()
+        else:
+            candidate = candidate.resolve()
+        if not candidate.is_relative_to(self.dir):
+            raise ValueError(f"{user_path} is outside {self.dir}")
+        return candidate
+
+    def folder_for(self, mtype: str) -> Path:
+        return self.dir / TYPES[mtype].folder
+
+    def walk(self) -> tuple[list[Entry], list[Skipped]]:
+        """Every memory file (`*.md` directly or nested inside a type folder) and every name that
+        was not read (symlinks, FIFOs...): the one walker (`ccmemory.core.walk`). Sorted by path."""
+        if os.path.islink(self.dir):
+            why = "symlink not followed (.ccmemory/ must be a real folder)"
+            return [], [Skipped(VAULT_DIR, "error", why)]
+        return walk(self.dir, VAULT_DIR, roots=FOLDER_TO_TYPE)
+
+    def iter_paths(self) -> Iterator[Path]:
+        """Every memory file's path (regular files only, see `walk`)."""
+        for entry in self.walk()[0]:
+            yield Path(entry.path)
+
+    def is_memory_path(self, path: Path) -> bool:
+        try:
+            rel = path.resolve().relative_to(self.dir)
+        except ValueError:
+            return False
+        return (
+            len(rel.parts) >= 2
+            and rel.parts[0] in FOLDER_TO_TYPE
+            and rel.name.endswith(".md")
+            and not rel.name.startswith(".")
+        )
+
+    # reading
+    def read(self, path: Path) -> Memory:
+        return self.read_full(path).memory
+
+    def read_full(self, path: Path) -> ParsedFile:
+        rel = self.rel(path)
+        text = decode(read_bytes_checked(path, rel), rel)
+        return parse_text(text, rel, created_fallback=file_time(path))
+
+    # writing
+    def path_for(self, memory: Memory) -> Path:
+        """`<type folder>/<YYYY-MM-DD>-<slug>-<suffix>.md`, the suffix being the id's last four
+        characters (lower case): two branches that record the same title on the same day write
+        two different files, so merging them never conflicts (docs/git-lifecycle.md)."""
+        name = f"{memory.created.strftime('%Y-%m-%d')}-{slugify(memory.title)}-{id_suffix(memory.id)}.md"
+        return self.folder_for(memory.type) / name
+
+    def write_new(self, memory: Memory) -> Path:
+        """Create the memory's file; never overwrites (a numeric suffix is added on a name clash).
+
+        Every field is redacted here (`redact_memory`): the one choke point all writers pass."""
+        from ccmemory.core.redact import redact_memory
+
+        memory = redact_memory(memory)
+        problems = [p for p in validate(memory.to_frontmatter()) if p.level == "error"]
+        if problems:
+            raise ValueError("; ".join(p.message for p in problems))
+        data = render(memory).encode("utf-8")
+        if len(data) > MAX_FILE_BYTES:
+            raise ValueError("memory is larger than 1 MB; shorten the body")
+        base = self.path_for(memory)
+        for attempt in range(1, 1000):
+            path = base if attempt == 1 else base.with_name(f"{base.stem}-{attempt}.md")
+            if path.exists():
+                continue
+            try:
+                atomic_write(path, data, overwrite=False, mode=UMASK)
+            except FileExistsError:
+                continue
+            return path
+        raise FileExistsError(f"could not find a free file name near {base}")

@@ -1,0 +1,161 @@
+"""Session-start context within a token budget (docs/architecture.md, "Retrieval").
+
+Progressive disclosure: one line a memory (type, title, short id), the full text on request through
+`ccmemory show ID` or the MCP tools. Sections in priority order; a line that would exceed the
+budget is left out, so the output never goes over it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ccmemory.core.tokens import estimate_tokens
+from ccmemory.index.base import IndexedMemory
+
+if TYPE_CHECKING:  # for annotations only: at run time the arrow is service -> context
+    from ccmemory.app.service import Service
+
+
+@dataclass
+class ContextResult:
+    text: str
+    ids: list[str]
+    tokens: int
+
+
+def _line(m: IndexedMemory, stale: set[str] | frozenset[str] = frozenset()) -> str:
+    extra = ""
+    if m.type == "correction" and m.fields.get("right_belief"):
+        extra = f" → {m.fields['right_belief']}"
+    elif m.type == "failed_approach" and m.fields.get("lesson"):
+        extra = f" — lesson: {m.fields['lesson']}"
+    elif m.type == "exception" and m.fields.get("justification"):
+        extra = f" — because {m.fields['justification']}"
+    flag = "" if m.status == "curated" else " (developmental)"
+    flag += " (may be stale)" if m.id in stale else ""
+    flag += f" (from {m.fields['_from']})" if m.fields.get("_from") else ""
+    text = f"- [{m.type}] {m.title}{extra} `{m.id}`{flag}"
+    return " ".join(text.split())[:400]
+
+
+def _across_projects(svc: Service, rules: list[IndexedMemory]) -> list[tuple[str, list[IndexedMemory]]]:
+    """Sections from outside the project (docs/cross-project.md): the personal vault's global
+    rules, minus those a project memory overrides, and other projects' memories whose
+    applies_to names this project. Labelled through `fields["_from"]` (see `_line`)."""
+    from ccmemory.features import personal
+    from ccmemory.features.crossproject import applying_memories
+
+    out: list[tuple[str, list[IndexedMemory]]] = []
+    mine = personal.global_memories(svc.config.user_id)
+    if mine.memories:
+        project_side = rules + svc.view.query(svc.filters(types=["decision"]), limit=100)
+        overridden = {c.personal.id for c in personal.conflicts(project_side, mine.memories)}
+        kept = [m for m in mine.memories if m.id not in overridden]
+        for m in kept:
+            m.fields = {**m.fields, "_from": personal.LABEL}
+        out.append(("Your global preferences (all projects)", kept))
+    if svc.config.related or svc.config.backend == "neo4j":
+        applying, _notices = applying_memories(svc)
+        mems = []
+        for m, src in applying:
+            m.fields = {**m.fields, "_from": f"project {src.name}"}
+            mems.append(m)
+        out.append(("From other projects (applies here)", mems))
+    return out
+
+
+def context_for(svc: Service, budget_tokens: int | None = None, *, task: str | None = None) -> ContextResult:
+    """The session-start context of `svc`'s project within `budget_tokens` (else the configured
+    budget)."""
+    return build_context(svc, budget_tokens or svc.config.context_budget, task=task)
+
+
+def build_context(svc: Service, budget_tokens: int, *, task: str | None = None) -> ContextResult:
+    sections: list[tuple[str, list[IndexedMemory]]] = []
+    if task:
+        hits = svc.search(task, limit=5).hits
+        sections.append(("Relevant to the task", [h.memory for h in hits]))
+    rules = svc.view.query(svc.filters(types=["correction", "preference", "fact"]), limit=40)
+    order = {"correction": 0, "preference": 1, "fact": 2}
+    rules.sort(key=lambda m: (order[m.type], m.status != "curated"))  # stable: newest first within
+    sections.append(("Project rules (facts, preferences, corrections)", rules))
+    # gotchas and exceptions exist to stop a mistake before it is made: right after the rules
+    warnings = svc.view.query(svc.filters(types=["gotcha", "exception"]), limit=20)
+    sections.append(("Gotchas and exceptions (check before acting)", warnings))
+    sections += _across_projects(svc, rules)
+    sections.append(("Recent decisions", svc.view.query(svc.filters(types=["decision"]), limit=10)))
+    sections.append(
+        (
+            "Failed approaches (don't repeat)",
+            svc.view.query(svc.filters(types=["failed_approach"]), limit=10),
+        )
+    )
+    review = [
+        m
+        for m in svc.view.query(svc.filters(types=["decision"]), limit=200)
+        if m.status == "developmental" or (m.confidence is not None and m.confidence < 0.6)
+    ][:10]
+    sections.append(("Decisions needing review (developmental or low confidence)", review))
+
+    header = (
+        f"# ccmemory: what this project remembers ({svc.project})\n"
+        "One line per memory; `ccmemory show <id>` or the MCP tools `search`/`trace_decision` give "
+        "the full text.\n"
+    )
+    from ccmemory.features.lifecycle.staleness import for_indexed
+
+    here = [m for _, ms in sections for m in ms if not m.fields.get("_from")]
+    stale = set(for_indexed(svc.vault.root, here, svc.config.raw))
+    out = [header]
+    used = estimate_tokens(header)
+    ids: list[str] = []
+    seen: set[str] = set()
+    for title, mems in sections:
+        lines: list[str] = []
+        for m in mems:
+            if m.id in seen:
+                continue
+            line = _line(m, stale) + "\n"
+            cost = estimate_tokens(line)
+            head_cost = 0 if lines else estimate_tokens(f"\n## {title}\n")
+            if used + cost + head_cost > budget_tokens:
+                continue
+            if not lines:
+                out.append(f"\n## {title}\n")
+                used += head_cost
+            lines.append(line)
+            used += cost
+            seen.add(m.id)
+            ids.append(m.id)
+        out.extend(lines)
+    ref_text = _reference(svc, task, budget_tokens - used)
+    if ref_text:
+        out.append("\n" + ref_text)
+    if not ids and not ref_text:
+        return ContextResult("", [], 0)
+    text = "".join(out)
+    return ContextResult(text, ids, estimate_tokens(text))
+
+
+def _reference(svc: Service, task: str | None, budget_tokens: int) -> str:
+    """The few reference sections most relevant to the task (or, at session start, to the
+    current branch's name), when `context: reference_sections: N` is set; off by default."""
+    n = svc.config.context.reference_sections
+    if n <= 0 or budget_tokens <= 0:
+        return ""
+    query = task
+    if not query:
+        from ccmemory.core import gitstate
+
+        branch = gitstate.current_branch(svc.vault.root) if gitstate.is_repo(svc.vault.root) else None
+        if not branch or branch == (svc.config.main_branch or gitstate.main_branch(svc.vault.root)):
+            return ""
+        query = branch.replace("/", " ").replace("-", " ").replace("_", " ")
+    from ccmemory.features.reference.ops import context_sections
+
+    try:
+        text, _ = context_sections(svc, query, budget_tokens, limit=n)
+    except Exception:  # the memories' context must not fail because of the reference tree
+        return ""
+    return text

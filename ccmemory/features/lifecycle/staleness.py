@@ -1,0 +1,210 @@
+"""Staleness from code: a memory may be stale when the code it is about changed a lot after it.
+
+Rule (documented in the README and in `ccmemory check`):
+a committed memory with `files:` is *maybe stale* when, in commits that come after the last commit
+touching the memory file (in `git log --topo-order` of HEAD),
+- the listed files (a path ending in `/` means the whole folder) changed by at least
+  `threshold` lines in total (added + deleted, from `--numstat`; a binary change counts as
+  `threshold`), default 50, or `stale_lines:` in `.ccmemory/config.yaml`; or
+- a listed file changed and no longer exists at HEAD (deleted, or renamed away).
+Memories that were never committed are never stale (they were just written). Editing and
+committing the memory again (re-confirming it) clears the mark.
+
+Cost: two git processes whatever the number of memories and files: one `git log --topo-order
+--numstat` over `.ccmemory/` plus every listed file (read as a stream and stopped as soon as every
+memory's last commit has been seen), and one `git ls-tree` for existence at HEAD.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ccmemory.core import gitstate
+from ccmemory.core.vault import VAULT_DIR
+
+DEFAULT_THRESHOLD = 50
+MAX_PATHSPECS = 5000
+
+
+@dataclass(frozen=True)
+class MemoryFiles:
+    id: str
+    path: str  # repo-relative memory file path
+    files: tuple[str, ...]
+
+
+@dataclass
+class Staleness:
+    id: str
+    path: str
+    lines: int = 0
+    commits: int = 0
+    changed: dict[str, int] = field(default_factory=dict)  # code path -> lines changed after
+    missing: list[str] = field(default_factory=list)
+
+    def reason(self) -> str:
+        parts = []
+        if self.missing:
+            parts.append(f"{', '.join(self.missing)} no longer exist{'s' if len(self.missing) == 1 else ''}")
+        if self.lines:
+            top = sorted(self.changed.items(), key=lambda kv: -kv[1])[:3]
+            parts.append(
+                f"{self.lines} lines changed in {self.commits} commit(s) since the memory was committed ("
+                + ", ".join(f"{p} {n}" for p, n in top)
+                + ")"
+            )
+        return "; ".join(parts)
+
+
+def threshold_from(raw: dict[str, object] | None) -> int:
+    value = (raw or {}).get("stale_lines")
+    try:
+        return max(1, int(value)) if value is not None else DEFAULT_THRESHOLD  # type: ignore[call-overload]
+    except (TypeError, ValueError):
+        return DEFAULT_THRESHOLD
+
+
+def _clean(spec: str) -> str | None:
+    """A repo-relative path from a `files:` entry, or None when git cannot take it as a path."""
+    spec = spec.strip().removeprefix("./")
+    if not spec or spec.startswith(("/", ":")) or ".." in spec.split("/") or "\0" in spec:
+        return None
+    return spec
+
+
+def _matches(code_path: str, spec: str) -> bool:
+    if spec.endswith("/"):
+        return code_path.startswith(spec)
+    return code_path == spec or code_path.startswith(spec + "/")
+
+
+def _stream_log(root: Path, specs: list[str], want: set[str]) -> Iterator[tuple[str, list[tuple[str, int]]]]:
+    """Yield (commit, [(path, lines)]) newest first (topo order); stops once `want` is all seen."""
+    proc = subprocess.Popen(
+        [
+            "git",
+            "log",
+            "--topo-order",
+            "--no-renames",
+            "--numstat",
+            "-z",
+            "--format=%x01%H",
+            "HEAD",
+            "--",
+            # only the memories asked about: the whole vault dir made git list every memory
+            # file of every commit (10k paths for a 10k vault) just to skip them here
+            *(":(literal)" + p for p in sorted(want)),
+            *specs,
+        ],
+        cwd=root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert proc.stdout is not None
+    seen: set[str] = set()
+    buf = b""
+    try:
+        while True:
+            chunk = proc.stdout.read(65536)
+            if chunk:
+                buf += chunk
+            blocks = buf.split(b"\x01")
+            buf = blocks.pop() if chunk else b""
+            if not chunk:
+                blocks = [b for b in blocks if b] + ([buf] if buf else [])
+            for block in blocks:
+                if not block:
+                    continue
+                head, _, rest = block.partition(b"\0")
+                entries: list[tuple[str, int]] = []
+                for item in rest.split(b"\0"):
+                    item = item.strip(b"\n")
+                    if not item:
+                        continue
+                    added, deleted, path = item.decode("utf-8", "replace").split("\t", 2)
+                    lines = -1 if added == "-" else int(added) + int(deleted)
+                    entries.append((path, lines))
+                yield head.decode().strip(), entries
+                seen.update(p for p, _ in entries if p in want)
+                if want and want <= seen:
+                    return
+            if not chunk:
+                return
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def compute(
+    root: Path, memories: Iterable[MemoryFiles], threshold: int = DEFAULT_THRESHOLD
+) -> dict[str, Staleness]:
+    """id -> Staleness for every memory that may be stale (others are absent)."""
+    mems = [m for m in memories if m.files]
+    if not mems or not gitstate.is_repo(root):
+        return {}
+    mems = [MemoryFiles(m.id, m.path, tuple(c for c in map(_clean, m.files) if c)) for m in mems]
+    mems = [m for m in mems if m.files]
+    specs = sorted({f for m in mems for f in m.files})
+    specs = specs[:MAX_PATHSPECS]
+    if not specs:
+        return {}
+    want = {m.path for m in mems}
+    # commits after each memory's last commit: accumulate per code path while walking newest-first
+    after: dict[str, int] = {}  # code path -> lines in commits newer than the current position
+    commits_after: dict[str, int] = {}
+    frozen: dict[str, tuple[dict[str, int], dict[str, int]]] = {}  # memory path -> snapshot
+    for _commit, entries in _stream_log(root, specs, want):
+        code = [(p, n) for p, n in entries if not p.startswith(VAULT_DIR + "/")]
+        mem_paths = [p for p, _ in entries if p in want and p not in frozen]
+        for p in mem_paths:  # the memory's last commit: changes seen so far came after it
+            frozen[p] = (dict(after), dict(commits_after))
+        for p, n in code:
+            after[p] = after.get(p, 0) + (threshold if n < 0 else n)
+            commits_after[p] = commits_after.get(p, 0) + 1
+    try:
+        out = gitstate.git(root, "ls-tree", "-r", "-z", "--name-only", "HEAD", "--", *specs, check=False)
+        existing = {p for p in out.split("\0") if p}
+    except gitstate.GitError:
+        existing = set()
+    # which changed code paths each distinct spec covers, and whether it still exists (once each)
+    spec_paths = {spec: [p for p in after if _matches(p, spec)] for spec in specs}
+    spec_exists = {spec: any(_matches(p, spec) for p in existing) for spec in specs}
+    result: dict[str, Staleness] = {}
+    for m in mems:
+        if m.path not in frozen:
+            continue  # never committed: not stale
+        lines_after, commits = frozen[m.path]
+        st = Staleness(m.id, m.path)
+        commit_count = 0
+        for spec in m.files:
+            hit = {p: lines_after[p] for p in spec_paths.get(spec, ()) if p in lines_after}
+            if not hit:
+                continue
+            for p, n in hit.items():
+                st.changed[p] = st.changed.get(p, 0) + n
+                commit_count = max(commit_count, commits.get(p, 0))
+            if not spec_exists.get(spec, True):
+                st.missing.append(spec)
+        st.lines = sum(st.changed.values())
+        st.commits = commit_count
+        if st.missing or st.lines >= threshold:
+            result[m.id] = st
+    return result
+
+
+def for_indexed(
+    root: Path, mems: Iterable[object], raw_config: dict[str, object] | None = None
+) -> dict[str, Staleness]:
+    """Staleness of IndexedMemory-like objects (id, path, files); never raises."""
+    try:
+        items = [
+            MemoryFiles(m.id, m.path, tuple(m.files))  # type: ignore[attr-defined]
+            for m in mems
+            if getattr(m, "files", None)
+        ]
+        return compute(root, items, threshold_from(raw_config))
+    except Exception:
+        return {}

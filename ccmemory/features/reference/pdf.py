@@ -1,0 +1,169 @@
+"""PDF -> markdown with page markers, headings from bookmarks or font sizes (pypdf, BSD-3-Clause).
+
+pypdf is pure Python (no AGPL PyMuPDF). Headings: the PDF's bookmarks (outline) when it has
+them, at their nesting level; otherwise a short line set clearly larger than the body text
+(largest size -> ``#``, next -> ``##``, then ``###``). Paragraphs:
+a line much shorter than the typical line that ends a sentence closes a paragraph. A PDF with
+no text layer (a scan) is refused with a clear message: ccmemory does no OCR.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ccmemory.core.errors import CcmemoryError
+
+
+class PdfError(CcmemoryError):
+    """The PDF cannot be turned into text; the message names the file and the cause."""
+
+
+@dataclass
+class PdfText:
+    title: str | None
+    markdown: str
+    pages: int
+
+
+def _page_lines(page: Any) -> list[tuple[str, float]]:
+    lines: list[tuple[str, float]] = []
+    cur: list[str] = []
+    size = 0.0
+
+    def flush() -> None:
+        nonlocal cur, size
+        text = " ".join("".join(cur).split())
+        if text:
+            lines.append((text, round(size, 1)))
+        cur, size = [], 0.0
+
+    def visit(text: str, cm: Any, tm: Any, font: Any, font_size: float) -> None:
+        nonlocal size
+        scale = (abs(tm[3]) or 1.0) * (abs(cm[3]) or 1.0) if tm and cm else 1.0
+        parts = text.split("\n")
+        for i, part in enumerate(parts):
+            if i:
+                flush()
+            if part.strip():
+                cur.append(part)
+                size = max(size, float(font_size or 0) * scale)
+            elif part:
+                cur.append(part)
+
+    page.extract_text(visitor_text=visit)
+    flush()
+    return lines
+
+
+def pdf_to_markdown(path: Path, *, name: str | None = None) -> PdfText:
+    from pypdf import PdfReader
+    from pypdf.errors import PdfReadError
+
+    label = name or path.name
+    try:
+        reader = PdfReader(str(path))
+        if reader.is_encrypted:
+            try:
+                reader.decrypt("")
+            except Exception:
+                raise PdfError(f"{label} is encrypted with a password; decrypt it first") from None
+        pages = [_page_lines(p) for p in reader.pages]
+    except PdfError:
+        raise
+    except (PdfReadError, ValueError, KeyError, OSError) as exc:
+        raise PdfError(f"{label} is not a readable PDF ({type(exc).__name__}: {exc})") from None
+    if not any(text.strip() for lines in pages for text, _ in lines):
+        raise PdfError(
+            f"{label} has no text layer ({len(pages)} page(s), no extractable text): it looks like a scanned"
+            " PDF. ccmemory does not run OCR; run an OCR tool first (for example ocrmypdf)"
+            " and cache its output."
+        )
+    weights: Counter[float] = Counter()
+    lengths: list[int] = []
+    for lines in pages:
+        for text, size in lines:
+            weights[size] += len(text)
+            lengths.append(len(text))
+    body = weights.most_common(1)[0][0]
+    typical = sorted(lengths)[len(lengths) // 2] if lengths else 80
+    heading_sizes = sorted({s for s in weights if body > 0 and s >= body * 1.15}, reverse=True)[:3]
+    level = {s: i + 1 for i, s in enumerate(heading_sizes)}
+    meta_title: Any = None
+    try:
+        meta_title = reader.metadata.get("/Title") if reader.metadata else None
+    except Exception:
+        meta_title = None
+    title = str(meta_title).strip() if meta_title and str(meta_title).strip() else None
+
+    marks = _outline(reader)
+    out: list[str] = []
+    for n, lines in enumerate(pages, 1):
+        out.append(f"*(page {n})*")
+        para: list[str] = []
+        todo = list(marks.get(n - 1, []))
+        matched = {i for i, (_, t) in enumerate(todo) if any(_same(t, text) for text, _ in lines)}
+        for i, (lvl, t) in enumerate(todo):
+            if i not in matched:  # a bookmark whose text is not on the page: at the page's top
+                out.append("#" * lvl + " " + _escape_heading(t))
+        for text, size in lines:
+            if marks:
+                hit = next((i for i in sorted(matched) if _same(todo[i][1], text)), None)
+                depth = todo[hit][0] if hit is not None else 0
+                if hit is not None:
+                    matched.discard(hit)
+            else:
+                ok = size in level and len(text) <= 120 and not text.endswith((".", ",", ";"))
+                depth = level[size] if ok else 0
+            if depth and para:
+                out.append(" ".join(para))
+                para = []
+            if depth:
+                out.append("#" * depth + " " + _escape_heading(text))
+                if title is None and depth == 1:
+                    title = text
+                continue
+            para.append(text)
+            if text.endswith((".", ":", "?", "!")) and len(text) < typical * 0.6:
+                out.append(" ".join(para))
+                para = []
+        if para:
+            out.append(" ".join(para))
+    md = "\n\n".join(out) + "\n"
+    return PdfText(title, md, len(pages))
+
+
+def _outline(reader: Any) -> dict[int, list[tuple[int, str]]]:
+    """Page index -> [(heading level, title)] from the PDF's bookmarks; {} when it has none.
+    When a PDF has bookmarks they are its headings (font sizes are not consulted then)."""
+    out: dict[int, list[tuple[int, str]]] = {}
+
+    def walk(items: Any, depth: int) -> None:
+        for item in items:
+            if isinstance(item, list):
+                walk(item, depth + 1)
+                continue
+            try:
+                page = reader.get_destination_page_number(item)
+            except Exception:
+                continue
+            text = " ".join(str(getattr(item, "title", "") or "").split())
+            if page is not None and text:
+                out.setdefault(page, []).append((min(depth, 4), text))
+
+    try:
+        walk(reader.outline, 1)
+    except Exception:
+        return {}
+    return out
+
+
+def _same(a: str, b: str) -> bool:
+    return " ".join(a.split()).casefold() == " ".join(b.split()).casefold()
+
+
+def _escape_heading(text: str) -> str:
+    return re.sub(r"^([#>*+-])", r"\\\1", text)

@@ -1,0 +1,93 @@
+"""Helpers shared by the CLI commands: opening the service, errors, output."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ccmemory.core.vault import VaultNotFound
+from ccmemory.index.base import IndexUnavailable
+from ccmemory.surfaces.cli.errors import cli_error
+
+
+@contextmanager
+def service() -> Iterator[Any]:
+    """Open the Service for the current folder; turn expected failures into clear CLI errors."""
+    from ccmemory.app.service import Service
+
+    try:
+        svc = Service.open()
+    except VaultNotFound as exc:
+        raise cli_error(exc) from None
+    except ValueError as exc:  # bad config.yaml
+        raise cli_error(exc) from None
+    try:
+        yield svc
+    except IndexUnavailable as exc:
+        raise cli_error(exc, "index unavailable: ") from None
+    finally:
+        with contextlib.suppress(Exception):
+            svc.close()
+
+
+def emit_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+def notice(msg: str) -> None:
+    click.secho(msg, err=True, fg="yellow")
+
+
+def parse_when(value: str | None) -> datetime | None:
+    """Accept 2026-11-20, 2026-11-20T14:03:11Z, or relative '7d' / '3w' / '12h'."""
+    if not value:
+        return None
+    from ccmemory.core.model import parse_when as parse
+
+    parsed = parse(value)
+    if parsed is None:
+        raise click.BadParameter(f"{value!r}: use a date (2026-11-20), a timestamp or 7d/3w/12h")
+    return parsed
+
+
+def display_path(root: Path, rel: str) -> str:
+    """A path the user can paste: relative to the current folder when inside the repository."""
+    absolute = root / rel
+    try:
+        return os.path.relpath(absolute, Path.cwd())
+    except ValueError:
+        return str(absolute)
+
+
+class Progress:
+    """A click progress bar on stderr, created on the first update when the work is long and
+    stderr is a terminal (scripts and CI logs get no bar)."""
+
+    def __init__(self, label: str, minimum: int = 200):
+        self.label = label
+        self.minimum = minimum
+        self.bar: Any = None
+        self.done = 0
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.bar is None:
+            if total < self.minimum or not sys.stderr.isatty():
+                return
+            self.bar = click.progressbar(length=total, label=self.label, file=sys.stderr)
+            self.bar.__enter__()
+        self.bar.update(done - self.done)
+        self.done = done
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
+            self.bar = None

@@ -1,0 +1,573 @@
+"""What each dashboard page shows, as JSON-able dicts (the `/api/...` answers; docs/dashboard.md).
+
+Everything reads through the service layer: `Service` for memories, search and traces,
+`analysis` for patterns, `lifecycle.review` / `lifecycle.staleness` for the review findings
+(the same rules as `ccmemory check --base`), `lifecycle.promote` for promotion, and the telemetry
+store. A `Dash` holds one open Service and caches the whole-project snapshot until the index or
+the telemetry changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from collections import Counter, defaultdict
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from ccmemory.app.service import Service
+from ccmemory.core import telemetry
+from ccmemory.index.base import IndexedMemory
+from ccmemory.surfaces.dashboard import metrics as mx
+
+REFRESH_SECONDS = 30.0
+MAX_LIMIT = 500
+MEMBERS = 50  # members listed per pattern (the size says how many there are)
+GRAPH_MAX = 5000  # nodes the graph page draws at most (canvas, no DOM per node)
+
+
+def card(m: IndexedMemory, **extra: Any) -> dict[str, Any]:
+    """A memory as the lists show it: ids, no body."""
+    return {
+        "id": m.id,
+        "type": m.type,
+        "title": m.title,
+        "status": m.status,
+        "created": m.created,
+        "author": m.author,
+        "branch": m.branch,
+        "topics": m.topics,
+        "path": m.path,
+        "uri": m.uri,
+        **extra,
+    }
+
+
+def clamp(limit: int | None, default: int = 50) -> int:
+    if limit is None:
+        return default
+    return max(1, min(int(limit), MAX_LIMIT))
+
+
+class Dash:
+    """One project's dashboard state: a Service, the telemetry store and caches."""
+
+    def __init__(self, svc: Service, refresh_seconds: float = REFRESH_SECONDS):
+        self.svc = svc
+        self.root: Path = svc.vault.root
+        self.store = telemetry.open_store(svc.vault.dir, svc.config.raw)
+        self.refresh_seconds = refresh_seconds
+        self.lock = threading.RLock()
+        self._refreshed = 0.0
+        self._snap: mx.Snapshot | None = None
+        self._cache: dict[str, tuple[Any, Any]] = {}
+        self._reexplain: tuple[Any, dict[str, bool] | None, str | None] | None = None
+        self._findings: tuple[Any, list[dict[str, Any]]] | None = None
+
+    @property
+    def project(self) -> str:
+        return self.svc.project
+
+    def close(self) -> None:
+        self.store.close()
+        self.svc.close()
+
+    # --- freshness -------------------------------------------------------------------------------
+    def refresh(self, force: bool = False) -> None:
+        """Reindex changed files and ingest telemetry at most every `refresh_seconds`."""
+        if not force and time.monotonic() - self._refreshed < self.refresh_seconds:
+            return
+        rep = self.svc.reindex()
+        if rep.added or rep.updated or rep.removed or rep.status_changed or self._snap is None:
+            self._snap = None
+            self._cache.clear()
+        if self.store.ingest():
+            self._cache.clear()
+        self._refreshed = time.monotonic()
+
+    def snapshot(self) -> mx.Snapshot:
+        self.refresh()
+        if self._snap is None:
+            self._snap = mx.load_snapshot(self.svc)
+        return self._snap
+
+    def cached(self, key: str, build: Any) -> Any:
+        snap = self.snapshot()
+        stamp = (id(snap), self.store.stamp(), len(self.store.dismissed()))
+        hit = self._cache.get(key)
+        if hit is not None and hit[0] == stamp:
+            return hit[1]
+        out = build()
+        self._cache[key] = (stamp, out)
+        return out
+
+    # --- metrics ---------------------------------------------------------------------------------
+    def inputs(self) -> mx.Inputs:
+        snap = self.snapshot()
+        if self._reexplain is None or self._reexplain[0] is not snap:
+            flags, problem, new = mx.reexplained_flags(self.svc, snap, self.store.derived("reexplained"))
+            self.store.set_derived("reexplained", new)  # only embedded once per memory version
+            self._reexplain = (snap, flags, problem)
+        return mx.Inputs(
+            snap,
+            self.store.events(["surfaced", "retrieved", "searched"]),
+            self.store.sessions(),
+            self._reexplain[1],
+            self._reexplain[2],
+            self.store.config.enabled,
+        )
+
+    def warm(self) -> None:
+        """Compute the overview once (loads the embedder) so the first page view is quick."""
+        with self.lock:
+            self.overview()
+
+    def stats(self) -> dict[str, Any]:
+        """The same numbers as `ccmemory stats --json` (index stats) plus the superseded count."""
+        data = dict(self.svc.view.stats())
+        data["project"] = self.project
+        return data
+
+    # --- pages -----------------------------------------------------------------------------------
+    def overview(self) -> dict[str, Any]:
+        def build() -> dict[str, Any]:
+            inp = self.inputs()
+            snap = inp.snap
+            stats = self.stats()
+            return {
+                "project": self.project,
+                "stats": stats,
+                "superseded": len(snap.superseded),
+                "metrics": mx.compute(inp),
+                "weekly": mx.weekly(inp),
+                "telemetry": {
+                    "enabled": self.store.config.enabled,
+                    "retention_days": self.store.config.retention_days,
+                    "events": self.store.stamp()[0],
+                    "sessions": len(inp.sessions),
+                },
+            }
+
+        out = dict(self.cached("overview", build))
+        last = self.store.last_visit()
+        snap = self.snapshot()
+        new = [m for m in snap.mems if last and m.created > last] if last else []
+        new.sort(key=lambda m: m.created, reverse=True)
+        out["since_last_visit"] = {
+            "last_visit": last,
+            "new_memories": len(new),
+            "new_by_type": dict(Counter(m.type for m in new)),
+            "newest": [card(m) for m in new[:10]],
+        }
+        return out
+
+    def review(self, limit: int = 50) -> dict[str, Any]:
+        def build() -> dict[str, Any]:
+            from ccmemory.core import gitstate
+            from ccmemory.features.lifecycle.staleness import for_indexed
+
+            snap = self.snapshot()
+            current = [m for m in snap.mems if m.id not in snap.superseded]
+            dev = [m for m in current if m.status == "developmental"]
+            by_branch: dict[str, list[dict[str, Any]]] = defaultdict(list)
+            branch_now = gitstate.current_branch(self.root) if gitstate.is_repo(self.root) else None
+            for m in dev:
+                by_branch[m.branch or branch_now or "(unknown branch)"].append(card(m))
+            low = [
+                card(m, confidence=m.confidence)
+                for m in current
+                if m.confidence is not None and m.confidence < 0.6
+            ]
+            stale = for_indexed(self.root, current, self.svc.config.raw)
+            stale_items = [
+                card(snap.by_id[i], reason=s.reason()) for i, s in stale.items() if i in snap.by_id
+            ]
+            findings = self._findings_for(dev)
+            questions = [
+                card(m) for m in current if m.type == "question" and m.fields.get("answer") in (None, "", [])
+            ]
+            return {
+                "current_branch": branch_now,
+                "main_branch": gitstate.main_branch(self.root, self.svc.config.main_branch)
+                if gitstate.is_repo(self.root)
+                else None,
+                "developmental": {"count": len(dev), "by_branch": dict(by_branch)},
+                "by_author": dict(Counter(m.author or "unknown" for m in dev)),
+                "low_confidence": low,
+                "stale": stale_items,
+                "findings": findings,
+                "open_questions": questions,
+            }
+
+        data = self.cached("review", build)
+        dismissed = self.store.dismissed()
+
+        def keep(items: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+            out = []
+            for it in items:
+                key = it.get("key") or f"{kind}:{it['id']}"
+                if key not in dismissed:
+                    out.append({**it, "key": key})
+            return out[:limit]
+
+        out = dict(data)
+        out["low_confidence"] = keep(data["low_confidence"], "low_confidence")
+        out["stale"] = keep(data["stale"], "stale")
+        out["findings"] = keep(data["findings"], "finding")
+        out["open_questions"] = keep(data["open_questions"], "question")
+        out["dismissed"] = len(dismissed)
+        return out
+
+    def _findings_for(self, dev: list[IndexedMemory]) -> list[dict[str, Any]]:
+        """`_check_findings`, recomputed only when main moved or a developmental memory changed:
+        it parses the whole working tree and main's tree (seconds at 10k memories)."""
+        from ccmemory.core import gitstate
+
+        main = (
+            gitstate.main_branch(self.root, self.svc.config.main_branch)
+            if gitstate.is_repo(self.root)
+            else ""
+        )
+        head = (
+            gitstate.git(self.root, "rev-parse", "--verify", "--quiet", main, check=False).strip()
+            if main
+            else ""
+        )
+        key = (head, frozenset((m.id, m.hash) for m in dev))
+        if self._findings is None or self._findings[0] != key:
+            self._findings = (key, self._check_findings())
+        return self._findings[1]
+
+    def _check_findings(self) -> list[dict[str, Any]]:
+        """`ccmemory check --base <main>` duplicate / contradiction findings for the working tree."""
+        from ccmemory.core import gitstate
+        from ccmemory.features.lifecycle.review import base_findings
+
+        if not gitstate.is_repo(self.root):
+            return []
+        main = gitstate.main_branch(self.root, self.svc.config.main_branch)
+        try:
+            found = base_findings(self.svc.vault, main)
+        except Exception as exc:  # no main branch yet, unreadable history...
+            return [{"key": "error", "kind": "error", "message": f"check --base {main}: {exc}", "path": ""}]
+        by_path = {m.path: m for m in self.snapshot().mems}
+        out = []
+        for f in found:
+            kind = (
+                "duplicate"
+                if "duplicates" in f.message
+                else "contradiction"
+                if "contradicts" in f.message
+                else "other"
+            )
+            if kind == "other" and "secret" not in f.message.lower():
+                continue
+            key = "finding:" + hashlib.sha1(f"{f.path}\0{f.message}".encode()).hexdigest()[:16]
+            m = by_path.get(f.path)
+            out.append(
+                {
+                    "key": key,
+                    "kind": kind,
+                    "path": f.path,
+                    "line": f.line,
+                    "message": f.message,
+                    "id": m.id if m else None,
+                    "title": m.title if m else f.path,
+                }
+            )
+        return out
+
+    def memories(
+        self,
+        *,
+        q: str | None = None,
+        types: list[str] | None = None,
+        status: str | None = None,
+        topics: list[str] | None = None,
+        files: list[str] | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        include_superseded: bool = False,
+        mode: str = "hybrid",
+        limit: int = 50,
+        offset: int = 0,
+    ) -> dict[str, Any]:
+        from ccmemory.core.model import parse_when
+
+        self.refresh()
+        when = {k: parse_when(v) if v else None for k, v in (("since", since), ("until", until))}
+        for k, v in (("since", since), ("until", until)):
+            if v and when[k] is None:
+                raise ValueError(f"{k}: {v!r} is not a date, a timestamp or an age like 7d")
+        f = self.svc.filters(
+            types=types or None,
+            status=status or None,
+            topics=topics or None,
+            files=files or None,
+            since=when["since"],
+            until=when["until"],
+            include_superseded=include_superseded,
+        )
+        if q and q.strip():
+            resp = self.svc.search(q, f, limit=min(limit + offset, 200), mode=mode)
+            hits = resp.hits[offset : offset + limit]
+            return {
+                "query": q,
+                "mode_used": resp.mode,
+                "notices": resp.notices,
+                "results": [card(h.memory, score=round(h.score, 4)) for h in hits],
+                "total": None,
+            }
+        found = self.svc.view.query(f, limit=limit, offset=offset)
+        return {
+            "query": None,
+            "results": [card(m) for m in found],
+            "total": self.svc.view.count(f),
+            "offset": offset,
+            "limit": limit,
+        }
+
+    def memory(self, ref: str) -> dict[str, Any] | None:
+        self.refresh()
+        t = self.svc.trace(ref, depth=1)
+        if t is None:
+            return None
+        m = t.root
+        sup = self.svc.superseded_by([x.id for x in t.chain])
+        uses = Counter(
+            k for _, k, _, mid, _ in self.store.events(["surfaced", "searched", "retrieved"]) if mid == m.id
+        )
+        return {
+            "memory": card(
+                m, body=m.body, fields=m.fields, files=m.files, confidence=m.confidence, source=m.source
+            )
+            | {"superseded": m.id in self.snapshot().superseded},
+            "relations": [
+                {
+                    "relation": s.label,
+                    "direction": s.direction,
+                    "other": card(t.nodes[s.edge.dst if s.direction == "out" else s.edge.src]),
+                    "reason": s.edge.reason,
+                }
+                for s in t.steps
+            ],
+            "chain": [card(x, superseded=x.id in sup) for x in t.chain],
+            "usage": dict(uses),
+        }
+
+    def retrievals(self, limit: int = 50) -> dict[str, Any]:
+        def build() -> dict[str, Any]:
+            snap = self.snapshot()
+            evs = self.store.events(["surfaced", "searched", "retrieved"])
+            sessions: dict[str, dict[str, Any]] = {}
+            count: Counter[str] = Counter()
+            for ts, kind, session, mid, _n in evs:
+                s = sessions.setdefault(
+                    session or "(no session)",
+                    {
+                        "session": session or "(no session)",
+                        "first": ts,
+                        "last": ts,
+                        "surfaced": 0,
+                        "searched": 0,
+                        "retrieved": 0,
+                        "memories": set(),
+                    },
+                )
+                s["first"] = min(s["first"], ts)
+                s["last"] = max(s["last"], ts)
+                s[kind] += 1
+                if mid:
+                    s["memories"].add(mid)
+                    if kind in ("surfaced", "retrieved"):
+                        count[mid] += 1
+            rows = sorted(sessions.values(), key=lambda s: s["last"], reverse=True)
+            for r in rows:
+                r["memories"] = len(r["memories"])
+            current = [m for m in snap.mems if m.id not in snap.superseded]
+            seen = {e[3] for e in evs}
+            never = [card(m) for m in current if m.id not in seen]
+            most = [card(snap.by_id[i], uses=c) for i, c in count.most_common(50) if i in snap.by_id]
+            return {
+                "telemetry_enabled": self.store.config.enabled,
+                "events": len(evs),
+                "sessions": rows,
+                "never_retrieved": {"count": len(never), "items": never},
+                "most_retrieved": most,
+            }
+
+        data = dict(self.cached("retrievals", build))
+        data["sessions"] = data["sessions"][:limit]
+        data["never_retrieved"] = {
+            **data["never_retrieved"],
+            "items": data["never_retrieved"]["items"][:limit],
+        }
+        data["most_retrieved"] = data["most_retrieved"][:limit]
+        return data
+
+    def patterns(self, limit: int = 50) -> dict[str, Any]:
+        def build() -> dict[str, Any]:
+            from ccmemory.features import analysis
+
+            snap = self.snapshot()
+            return {
+                "exception_clusters": [
+                    {
+                        "by": c["by"],
+                        "key": c["key"],
+                        "size": len(c["members"]),
+                        "members": [card(m) for m in c["members"][:MEMBERS]],
+                    }
+                    for c in analysis.exception_clusters(snap.mems, 2)
+                ],
+                "supersession_chains": [
+                    [card(m) for m in chain]
+                    for chain in analysis.supersession_chains(snap.mems, snap.edges, 3)
+                ],
+                "correction_hotspots": [
+                    {
+                        "by": h["by"],
+                        "key": h["key"],
+                        "count": h["count"],
+                        "members": [card(m) for m in h["members"][:MEMBERS]],
+                    }
+                    for h in analysis.correction_hotspots(snap.mems, 2)
+                ],
+            }
+
+        data = self.cached("patterns", build)
+        return {k: v[:limit] for k, v in data.items()}
+
+    def graph(
+        self, *, topic: str | None = None, file: str | None = None, limit: int = 3000
+    ) -> dict[str, Any]:
+        from ccmemory.core.model import normalise_topic
+        from ccmemory.surfaces.dashboard.layout import layout
+
+        def build() -> dict[str, Any]:
+            snap = self.snapshot()
+            mems = snap.mems
+            if topic:
+                t = normalise_topic(topic)
+                seed = {m.id for m in mems if t in {normalise_topic(x) for x in m.topics}}
+            elif file:
+                seed = {
+                    m.id
+                    for m in mems
+                    if any(f == file or f.startswith(file.rstrip("/") + "/") for f in m.files)
+                }
+            else:
+                seed = {m.id for m in mems}
+            keep = set(seed)
+            if topic or file:  # one hop out: the neighbourhood
+                for e in snap.edges:
+                    if e.src in seed or e.dst in seed:
+                        keep.update((e.src, e.dst))
+            chosen = [m for m in mems if m.id in keep][: max(1, min(limit or 3000, GRAPH_MAX))]
+            ids = {m.id for m in chosen}
+            edges = [
+                (e.src, e.dst, e.type) for e in snap.edges if e.src in ids and e.dst in ids and e.src != e.dst
+            ]
+            pos = layout(chosen, edges)
+            return {
+                "nodes": [
+                    {
+                        "id": m.id,
+                        "type": m.type,
+                        "title": m.title,
+                        "status": m.status,
+                        "topic": m.topics[0] if m.topics else "",
+                        "x": pos[m.id][0],
+                        "y": pos[m.id][1],
+                        "superseded": m.id in snap.superseded,
+                    }
+                    for m in chosen
+                ],
+                "edges": [{"src": s, "dst": d, "type": t} for s, d, t in edges],
+                "total_memories": len(mems),
+                "truncated": len(keep) > len(chosen),
+            }
+
+        out: dict[str, Any] = self.cached(f"graph:{topic}:{file}:{limit}", build)
+        return out
+
+    def team(self, limit: int = 50) -> dict[str, Any]:
+        def build() -> dict[str, Any]:
+            snap = self.snapshot()
+            now = datetime.now(UTC)
+            weeks = [(now - timedelta(days=7 * (w + 1))) for w in range(7, -1, -1)]
+            bounds = [(mx.iso(w), mx.iso(w + timedelta(days=7))) for w in weeks]
+            authors: dict[str, dict[str, Any]] = {}
+            for m in snap.mems:
+                a = m.author or "unknown"
+                row = authors.setdefault(
+                    a,
+                    {
+                        "author": a,
+                        "memories": 0,
+                        "curated": 0,
+                        "developmental": 0,
+                        "per_week": [0] * len(weeks),
+                        "topics": Counter(),
+                    },
+                )
+                row["memories"] += 1
+                row[m.status] = row.get(m.status, 0) + 1
+                for i, (lo, hi) in enumerate(bounds):
+                    if lo <= m.created < hi:
+                        row["per_week"][i] += 1
+                for t in m.topics:
+                    row["topics"][t] += 1
+            by_topic: dict[str, Counter[str]] = defaultdict(Counter)
+            for m in snap.mems:
+                for t in m.topics:
+                    by_topic[t][m.author or "unknown"] += 1
+            single: list[dict[str, Any]] = [
+                {"topic": t, "author": next(iter(c)), "memories": sum(c.values())}
+                for t, c in by_topic.items()
+                if len(c) == 1 and sum(c.values()) >= 3
+            ]
+            single.sort(key=lambda r: (-r["memories"], r["topic"]))
+            rows = sorted(authors.values(), key=lambda r: -r["memories"])
+            for r in rows:
+                r["top_topics"] = [t for t, _ in r.pop("topics").most_common(5)]
+            return {
+                "source": "neo4j (shared index)"
+                if self.svc.config.backend == "neo4j"
+                else "git authorship / frontmatter author",
+                "weeks": [w.strftime("%Y-%m-%d") for w in weeks],
+                "authors": rows,
+                "single_holder_topics": single,
+                "rule": "a topic with 3+ memories, all by one author",
+            }
+
+        data = dict(self.cached("team", build))
+        data["authors"] = data["authors"][:limit]
+        data["single_holder_topics"] = data["single_holder_topics"][:limit]
+        return data
+
+    # --- actions ---------------------------------------------------------------------------------
+    def promote(self, branch: str | None) -> dict[str, Any]:
+        from ccmemory.features.lifecycle.gitread import is_memory_rel
+        from ccmemory.features.lifecycle.promote import promote
+
+        res = promote(self.root, branch or None, configured_main=self.svc.config.main_branch)
+        self.refresh(force=True)
+        promoted = []
+        if res.new_main:
+            paths = {p for c, p in res.changes if c != "D" and is_memory_rel(p)}
+            promoted = [m.id for m in self.snapshot().mems if m.path in paths]
+            self.store.add("promoted", promoted, source="dashboard")
+        return {
+            "branch": res.branch,
+            "main": res.main,
+            "new_main": res.new_main,
+            "changes": [{"change": c, "path": p} for c, p in res.changes],
+            "promoted_ids": promoted,
+        }
+
+    def dismiss(self, key: str) -> None:
+        self.store.dismiss(key)
+        self._cache.pop("review", None)

@@ -1,0 +1,281 @@
+"""`ccmemory hook <event>`: the Claude Code hook handlers (docs/architecture.md, "Hooks";
+plugin/hooks/hooks.json registers them).
+
+Contract kept here:
+- stdin is the hook's JSON; garbage, empty input, a missing transcript, a full disk or any
+  exception is logged to `.ccmemory/local/logs/hooks.log` and the hook exits 0. Nothing blocks.
+- Exit code is always 0. Only SessionStart prints (structured JSON with
+  `hookSpecificOutput.additionalContext`); every other event prints nothing.
+- `CCMEMORY_DISABLE=1` makes every hook a no-op. No `.ccmemory/` in the project: no-op.
+- PostToolUse / UserPromptSubmit: append one redacted line to the session spool and return.
+  Imports on that path: os, sys, time, `_json` (the C half of json, see capture/fastjson.py) and
+  ccmemory.{redact, capture.paths, capture.spool, capture.events}: not even `re` unless a value
+  looks like it may hold a secret; nothing heavy (no click, yaml, frontmatter, anthropic, numpy).
+- UserPromptSubmit (previous segment), PreCompact, Stop, SessionEnd queue a durable extraction job
+  and start the detached worker if it is not running; SessionEnd only does that and exits, well
+  inside its ~1.5 s budget.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+TYPE_CHECKING = False  # `typing` and `pathlib` cost milliseconds: only for the type checker
+if TYPE_CHECKING:
+    from typing import Any
+
+EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "PreCompact", "Stop", "SessionEnd")
+MAX_STDIN = 8 * 1024 * 1024
+PRE_CUT = 16 * 1024  # tool command/error text redacted before the 500-character cut (events.py)
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def _log(root: str | None, event: str, message: str) -> None:
+    """One redacted line in hooks.log. Never raises (the disk may be full)."""
+    if root is None:
+        return
+    try:
+        from ccmemory.core.redact import redact
+
+        logs = os.path.join(root, ".ccmemory", "local", "logs")
+        os.makedirs(logs, exist_ok=True)
+        line = f"{_now()} {os.getpid()} {event}: {redact(message)}".replace("\n", " | ")
+        with open(os.path.join(logs, "hooks.log"), "a", encoding="utf-8") as fh:
+            fh.write(line[:4000] + "\n")
+    except Exception:
+        pass
+
+
+def _read_payload() -> tuple[dict[str, Any] | None, str]:
+    try:
+        raw = sys.stdin.buffer.read(MAX_STDIN)
+    except Exception as exc:
+        return None, f"cannot read stdin: {type(exc).__name__}"
+    if not raw.strip():
+        return None, "empty stdin"
+    from ccmemory.core.fastjson import loads
+
+    try:
+        data = loads(raw.decode("utf-8"))
+    except ValueError as exc:  # includes UnicodeDecodeError
+        return None, f"stdin is not JSON ({exc.__class__.__name__}, {len(raw)} bytes)"
+    if not isinstance(data, dict):
+        return None, f"stdin JSON is a {type(data).__name__}, not an object"
+    return data, ""
+
+
+def _root_for(payload: dict[str, Any] | None) -> str | None:
+    from ccmemory.features.capture.paths import find_root_str
+
+    for candidate in (
+        (payload or {}).get("cwd"),
+        os.environ.get("CLAUDE_PROJECT_DIR"),
+        os.getcwd(),
+    ):
+        if isinstance(candidate, str) and candidate:
+            try:
+                root = find_root_str(candidate)
+            except OSError:
+                root = None
+            if root is not None:
+                return root
+    return None
+
+
+def main(argv: list[str]) -> int:
+    """Entry point: argv = [event] (the words after `ccmemory hook`). Always returns 0."""
+    from ccmemory.core import settings  # stdlib `os` only: the fast path stays lean
+
+    if settings.DISABLE.get():
+        return 0
+    event = argv[0] if argv else ""
+    root: str | None = None
+    try:
+        payload, problem = _read_payload()
+        root = _root_for(payload)
+        if root is None:
+            return 0  # not a ccmemory project: do nothing
+        if os.path.islink(os.path.join(root, ".ccmemory", "local")):
+            return 0  # a committed symlink: never write spool, jobs or logs through it (docs/security.md)
+        if payload is None:
+            _log(root, event or "?", problem)
+            return 0
+        if event not in EVENTS:
+            event = str(payload.get("hook_event_name") or event)
+        handler = _HANDLERS.get(event)
+        if handler is None:
+            _log(root, event or "?", "unknown hook event, ignored")
+            return 0
+        handler(root, payload)
+    except BaseException as exc:  # a hook must never break the session
+        if isinstance(exc, KeyboardInterrupt | SystemExit):
+            return 0
+        import traceback
+
+        _log(root, event or "?", f"{type(exc).__name__}: {exc} :: {traceback.format_exc(limit=3)}")
+    return 0
+
+
+# --- handlers --------------------------------------------------------------------------------
+
+
+def _session(payload: dict[str, Any]) -> str:
+    sid = payload.get("session_id")
+    return sid if isinstance(sid, str) and sid else "unknown-session"
+
+
+def _local(root: str) -> Any:
+    from pathlib import Path
+
+    from ccmemory.features.capture.paths import LocalPaths
+
+    return LocalPaths(Path(root))
+
+
+def post_tool_use(root: str, payload: dict[str, Any]) -> None:
+    from ccmemory.core import spool
+    from ccmemory.core.redact import redact
+    from ccmemory.features.capture.events import tool_event
+
+    name = str(payload.get("tool_name") or "?")
+    inp, resp = payload.get("tool_input"), payload.get("tool_response")
+    # redact BEFORE tool_event cuts the command/error to 500 characters: a token straddling the
+    # cut would otherwise survive in part (the pre-cut bound keeps redact's cost bounded)
+    if isinstance(inp, dict) and isinstance(inp.get("command"), str):
+        inp = {**inp, "command": redact(inp["command"][:PRE_CUT])}
+    if isinstance(resp, str):
+        resp = redact(resp[:PRE_CUT])
+    ev = tool_event(payload.get("tool_use_id"), name, inp, resp)
+    for key in ("file", "cmd", "error"):
+        if isinstance(ev.get(key), str):
+            ev[key] = redact(ev[key])
+    ev["ts"] = _now()
+    from ccmemory.features.capture.paths import spool_path_str
+
+    spool.append(spool_path_str(root, _session(payload)), ev)
+
+
+def user_prompt_submit(root: str, payload: dict[str, Any]) -> None:
+    from ccmemory.core import spool
+    from ccmemory.core.redact import redact
+    from ccmemory.features.capture import jobs
+
+    paths = _local(root)
+    session = _session(payload)
+    path = paths.spool(session)
+    before = spool.size(path)
+    queued = None
+    if before > 0:  # the previous segment ends where this prompt starts
+        queued = jobs.enqueue(
+            paths,
+            session=session,
+            spool_to=before,
+            trigger="UserPromptSubmit",
+            transcript_path=payload.get("transcript_path"),
+            cwd=payload.get("cwd"),
+        )
+    prompt = payload.get("prompt")
+    text = redact(prompt) if isinstance(prompt, str) else ""
+    if text.strip():
+        spool.append(path, {"k": "prompt", "text": text, "ts": _now()})
+    if queued is not None:
+        jobs.spawn_worker(paths)
+
+
+def _queue_segment(root: str, payload: dict[str, Any], trigger: str) -> None:
+    from ccmemory.core import spool
+    from ccmemory.features.capture import jobs
+
+    paths = _local(root)
+    session = _session(payload)
+    end = spool.size(paths.spool(session))
+    tpath = payload.get("transcript_path")
+    if end == 0 and not (isinstance(tpath, str) and tpath):
+        return
+    jobs.enqueue(
+        paths,
+        session=session,
+        spool_to=end,
+        trigger=trigger,
+        transcript_path=tpath if isinstance(tpath, str) else None,
+        cwd=payload.get("cwd"),
+    )
+    if jobs.pending(paths):
+        jobs.spawn_worker(paths)
+
+
+def stop(root: str, payload: dict[str, Any]) -> None:
+    # never blocks, so `stop_hook_active` loops cannot happen; nothing is printed
+    _queue_segment(root, payload, "Stop")
+
+
+def pre_compact(root: str, payload: dict[str, Any]) -> None:
+    _queue_segment(root, payload, f"PreCompact:{payload.get('trigger') or 'auto'}")
+
+
+def session_end(root: str, payload: dict[str, Any]) -> None:
+    _queue_segment(root, payload, f"SessionEnd:{payload.get('reason') or 'other'}")
+
+
+def session_start(root: str, payload: dict[str, Any]) -> None:
+    from ccmemory.features.capture import jobs
+    from ccmemory.features.capture import settings as settings_mod
+
+    paths = _local(root)
+    if jobs.pending(paths):  # jobs left by a crashed or killed session
+        jobs.spawn_worker(paths)
+    settings = settings_mod.load(paths.root)
+    if not settings.context_enabled or settings.context_budget_tokens <= 0:
+        return
+    from ccmemory.core.redact import redact
+    from ccmemory.core.vault import Vault
+    from ccmemory.features.capture.store import Store
+
+    store = Store(Vault(paths.root))
+    try:
+        text, ids = store.context(settings.context_budget_tokens)
+    finally:
+        store.close()
+    text = redact(text or "").strip()
+    if not text:
+        return
+    max_chars = settings.context_budget_tokens * 4
+    if len(text) > max_chars:
+        text = text[: text.rfind("\n", 0, max_chars)] if "\n" in text[:max_chars] else ""
+    import json
+
+    out = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
+    sys.stdout.write(json.dumps(out) + "\n")
+    sys.stdout.flush()
+    from ccmemory.core import spool
+
+    spool.append(
+        paths.surfaced,
+        {
+            "ts": _now(),
+            "session": _session(payload),
+            "source": payload.get("source"),
+            "ids": ids,
+            "chars": len(text),
+        },
+        fsync=False,
+    )
+
+
+_HANDLERS = {
+    "SessionStart": session_start,
+    "UserPromptSubmit": user_prompt_submit,
+    "PostToolUse": post_tool_use,
+    "PreCompact": pre_compact,
+    "Stop": stop,
+    "SessionEnd": session_end,
+}
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

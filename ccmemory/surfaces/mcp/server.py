@@ -1,0 +1,77 @@
+"""The ccmemory MCP server (mcp SDK 2.x, `MCPServer`): wiring only. The tools live in
+`ccmemory.surfaces.mcp.tools` (one module a section), their shared helpers in `ccmemory.surfaces.mcp.common`.
+
+Run with `ccmemory mcp` (stdio) or `ccmemory mcp --http` (streamable HTTP on 127.0.0.1).
+Tool errors come back as `isError` results whose text is JSON: {"error": {code, message, hint}}.
+"""
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp_types import ToolAnnotations
+
+from ccmemory.surfaces.mcp.backend import Backend
+from ccmemory.surfaces.mcp.guard import guarded, strict_arguments, structured_argument_errors
+
+INSTRUCTIONS = """\
+ccmemory is this repository's reviewable memory: decisions, corrections, exceptions, insights,
+questions, failed approaches, facts, preferences and references, one markdown file each under
+.ccmemory/ (git is the source of truth; merged to main = curated, elsewhere = developmental).
+Before changing something, `search` or `query_context` for what was decided and what failed.
+When the user corrects you, decides something, or an approach fails, record it with the matching
+`record_*` tool (it writes a new file for review in the pull request). Results cite id, path and
+ccmemory://memory/<id>; read the full text with `get_memory`. Reference knowledge (concepts,
+cached pages and papers under .ccmemory/reference/) is searched by section with `query_reference`.
+"""
+
+
+def build_server(repo: Path | None = None, backend: Backend | None = None) -> MCPServer:
+    from ccmemory.surfaces.mcp.tools import graph, record, reference, resources, search
+
+    be = backend or Backend(repo)
+    server = MCPServer(
+        "ccmemory",
+        instructions=INSTRUCTIONS,
+        version=_version(),
+        log_level="WARNING",
+        middleware=[structured_argument_errors],
+    )
+    server.middleware.append(strict_arguments(server))
+    readonly = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True)
+    writes = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False)
+
+    def tool(description: str, *, read_only: bool = True) -> Callable[[Callable[..., Any]], Any]:
+        def deco(fn: Callable[..., Any]) -> Any:
+            server.add_tool(
+                guarded(fn), description=description, annotations=readonly if read_only else writes
+            )
+            return fn
+
+        return deco
+
+    for section in (record, search, graph, resources, reference):
+        section.register(tool, server, be)
+    return server
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("ccmemory")
+    except Exception:
+        return "0"
+
+
+def run(repo: Path | None = None, *, http: bool = False, port: int = 8765, path: str = "/mcp") -> None:
+    backend = Backend(repo)
+    server = build_server(repo, backend)
+    try:
+        if http:
+            server.run("streamable-http", host="127.0.0.1", port=port, streamable_http_path=path)
+        else:
+            server.run("stdio")
+    finally:
+        backend.close()
