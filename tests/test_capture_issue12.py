@@ -23,6 +23,7 @@ from ccmemory.features.capture.providers.testing import TestProvider
 from ccmemory.features.capture.segment import build
 from ccmemory.features.capture.settings import CaptureSettings
 from ccmemory.features.capture.store import Store
+from ccmemory.features.context import context_for
 from ccmemory.surfaces.cli.cmd_import import command as import_command
 from tests.capture_helpers import hook_env, make_repo, memory_files, read_memory, wait_for_worker
 from tests.replay import replay
@@ -220,7 +221,7 @@ def test_scenario2_rules_correction_is_not_inverted_and_context_says_the_right_t
     from ccmemory.app.service import Service
 
     with Service.open(repo) as svc:
-        context = svc.context(budget_tokens=800).text
+        context = context_for(svc, 800).text
     line = next(ln for ln in context.splitlines() if "[correction]" in ln)
     assert "→ an httpOnly cookie" in line and "→ localStorage" not in line
 
@@ -349,11 +350,12 @@ def test_scenario5_context_injects_gotchas_and_exceptions_within_budget(tmp_path
         ["decision", "Use FastAPI for the web layer"],
     ):
         subprocess.run([sys.executable, "-m", "ccmemory", "new", *args], cwd=repo, env=env, check=True)
-    from ccmemory.app.service import Service, estimate_tokens
+    from ccmemory.app.service import Service
+    from ccmemory.core.tokens import estimate_tokens
 
     with Service.open(repo) as svc:
-        res = svc.context(budget_tokens=400)
-        tight = svc.context(budget_tokens=60)
+        res = context_for(svc, 400)
+        tight = context_for(svc, 60)
     assert "[gotcha] The test DB is shared" in res.text
     assert "[exception] No type hints in scripts/legacy — because vendored code" in res.text
     assert res.text.index("[gotcha]") < res.text.index("[decision]")  # warnings before decisions

@@ -1,5 +1,5 @@
-"""Issue #15 (facade items): filters are copied with dataclasses.replace, and context.py does not
-import service.py at run time (service -> context, one way)."""
+"""Issue #15 (facade items): filters are copied with dataclasses.replace; context.py does not import
+service.py at run time, nor (issue 26) the service any feature."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def test_no_filters_copied_through_dunder_dict() -> None:
 
 
 def test_context_does_not_import_service_at_run_time() -> None:
-    tree = ast.parse((PKG / "context.py").read_text(encoding="utf-8"))
+    tree = ast.parse((PKG / "features" / "context.py").read_text(encoding="utf-8"))
     guarded: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
@@ -54,11 +54,13 @@ def test_context_does_not_import_service_at_run_time() -> None:
     assert out.stdout.strip() == "False"
 
 
-def test_service_keeps_the_old_names() -> None:
-    from ccmemory.app import service
-
-    assert service.ContextResult is ContextResult
-    assert service.estimate_tokens is estimate_tokens
+def test_the_service_imports_no_feature() -> None:
+    """Issue 26: the service wires the lower layers only (`lint-imports` checks every module;
+    this is the same rule where it was broken before: service -> context -> service)."""
+    code = "import sys, ccmemory.app.service; print(sorted(m for m in sys.modules if m.startswith('ccmemory.features')))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+    assert ContextResult.__module__ == "ccmemory.features.context"
     assert estimate_tokens("") == 0 and estimate_tokens("abcde") == 2
 
 

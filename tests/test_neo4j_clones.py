@@ -20,6 +20,7 @@ from ccmemory.app.service import Service
 from ccmemory.core.config import Config
 from ccmemory.core.model import Memory, Relation
 from ccmemory.core.vault import Vault
+from ccmemory.features.context import context_for
 from ccmemory.index.base import Filters
 from tests.conftest import git, init_git, make_memory
 from tests.neo4j_server import Neo4jServer
@@ -119,7 +120,7 @@ def assert_sees_own_only(svc: Service, ids: dict[str, str], own: str, other: str
     assert {ids["pg"], ids["lint"], ids[own]} <= every and ids[other] not in every
     hits = search_ids(svc, "sessions postgres redis idleness")
     assert ids[own] in hits and ids[other] not in hits
-    ctx = svc.context(4000)
+    ctx = context_for(svc, 4000)
     assert ids[own] in ctx.ids and ids[other] not in ctx.ids and ids[other] not in ctx.text
     assert svc.get(ids[other]) is None and svc.get(ids[own]) is not None
 

@@ -15,6 +15,7 @@ import pytest
 from ccmemory.app.sync import reindex
 from ccmemory.core.model import Relation
 from ccmemory.core.vault import Vault
+from ccmemory.features.context import context_for
 from ccmemory.features.reference.search import search_reference
 from ccmemory.index.sqlite import SQLiteIndex
 from tests.conftest import git, make_memory
@@ -187,7 +188,7 @@ def test_context_adds_reference_sections_only_when_configured(repo: Path) -> Non
     try:
         svc.record(make_memory("decision", "Keep access tokens short-lived"))
         svc.reindex()
-        plain = svc.context(800, task="revoke a signed token before expiry")
+        plain = context_for(svc, 800, task="revoke a signed token before expiry")
         assert "Reference sections" not in plain.text
         cfg = repo / ".ccmemory" / "config.yaml"
         cfg.write_text(
@@ -197,14 +198,14 @@ def test_context_adds_reference_sections_only_when_configured(repo: Path) -> Non
         svc.close()
     svc = Service(Vault(repo))
     try:
-        ctx = svc.context(800, task="revoke a signed token before expiry")
+        ctx = context_for(svc, 800, task="revoke a signed token before expiry")
         assert "## Reference sections" in ctx.text
         assert "ccmemory://reference/concepts/auth/jwt.md#revocation" in ctx.text
         assert ctx.tokens <= 800
-        tight = svc.context(60, task="revoke a signed token before expiry")
+        tight = context_for(svc, 60, task="revoke a signed token before expiry")
         assert tight.tokens <= 60
         git(repo, "checkout", "-q", "-b", "feature/cursor-pagination")
-        branch_ctx = svc.context(800)
+        branch_ctx = context_for(svc, 800)
         assert "concepts/web/rest-pagination.md#cursor-pagination" in branch_ctx.text
     finally:
         svc.close()

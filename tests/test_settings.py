@@ -50,7 +50,7 @@ def _reads(tree: ast.AST) -> list[int]:
 def test_no_module_but_settings_reads_a_ccmemory_variable() -> None:
     found = []
     for path in sorted(PKG.rglob("*.py")):
-        if path == PKG / "settings.py":
+        if path == PKG / "core" / "settings.py":
             continue
         tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
         found += [f"{path.relative_to(ROOT)}:{line}" for line in _reads(tree)]
