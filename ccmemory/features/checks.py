@@ -138,8 +138,8 @@ def _set_key(front: str, key: str, value: str, after: str | None, nl: str) -> st
 def fix_text(text: str, rel: str, root: Path, now: datetime | None = None) -> tuple[str, Fixed] | None:
     """The file text with a missing `id` and/or `created` written in, or None if nothing is
     missing (or the file is invalid for another reason: `check` reports that)."""
-    from ccmemory.core.vault import _FM_RE
     from ccmemory.core.ids import stable_ulid
+    from ccmemory.core.vault import _FM_RE
 
     body_text = text.removeprefix("\ufeff").replace("\r\n", "\n")
     try:

@@ -30,10 +30,10 @@ from pathlib import Path
 from typing import Any
 
 from ccmemory.app.draft import DraftError, build_memory
+from ccmemory.core.ids import stable_ulid
 from ccmemory.core.model import TYPES, Memory, Relation
 from ccmemory.core.redact import redact
 from ccmemory.features.capture import polarity, rules
-from ccmemory.core.ids import stable_ulid
 from ccmemory.features.capture.providers.base import Completion, ProviderError
 from ccmemory.features.capture.providers.choose import Choice
 from ccmemory.features.capture.segment import Segment
