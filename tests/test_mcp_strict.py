@@ -206,3 +206,14 @@ def test_hand_written_file_is_served_by_the_tools(client: SyncClient, repo: Path
     assert "target: .ccmemory/decisions/use-uv.md" in text and mid not in text
     trace = client.call("trace_decision", {"id": linked["id"]})
     assert mid in json.dumps(trace)
+
+
+def test_a_rejected_value_is_never_echoed(client: SyncClient) -> None:
+    """Issue 32: a secret typed into the wrong field comes back as the field and the expected type,
+    not as pydantic's `input_value=` quote of it."""
+    secret = "ghp_" + "Q" * 36
+    for args in ({"query": "x", "limit": secret}, {"query": "x", "limit": {"token": secret}}):
+        err = client.error("search", args)
+        assert err["code"] == "invalid_argument" and "limit" in err["message"]
+        assert secret not in json.dumps(err) and "ghp_" not in json.dumps(err)
+        assert "input_type=" in err["message"]

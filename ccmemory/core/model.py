@@ -510,12 +510,18 @@ def parse_when(text: str) -> datetime | None:
 
     v = text.strip()
     if len(v) > 1 and v[:-1].isdigit() and v[-1] in _AGE_UNITS:
-        return datetime.now(UTC) - timedelta(seconds=int(v[:-1]) * _AGE_UNITS[v[-1]])
+        try:
+            return datetime.now(UTC) - timedelta(seconds=int(v[:-1]) * _AGE_UNITS[v[-1]])
+        except (OverflowError, ValueError):  # older than year 1: the beginning of time
+            return datetime.min.replace(tzinfo=UTC)
     return parse_timestamp(v)
 
 
 def format_timestamp(value: datetime) -> str:
-    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """'YYYY-MM-DDTHH:MM:SSZ', four-digit year always (strftime writes year 885 as '885', which
+    sorts after '2026' as text: a `--since` a millennium ago matched nothing)."""
+    v = value.astimezone(UTC) if value.year > 1 else value.replace(tzinfo=UTC)
+    return f"{v.year:04d}-{v.month:02d}-{v.day:02d}T{v.hour:02d}:{v.minute:02d}:{v.second:02d}Z"
 
 
 def _as_str_list(value: Any) -> list[str] | None:

@@ -54,7 +54,7 @@ _PRIVATE_SRC = r"<private>.*?(?:</private>|\Z)"
 # `password_policy` are not secret names, while `DB_PASSWORD`, `githubToken`, `api-key` are).
 _SECRET_NAME = (
     r"[A-Za-z0-9_.-]*?(?:PASSWORD|PASSWD|PWD|SECRET|SECRET_?KEY|TOKEN|API_?KEY|APIKEY|API-KEY|"
-    r"ACCESS_?KEY|PRIVATE_?KEY|CREDENTIALS?|SESSION_?KEY|SIGNING_?KEY|AUTH_?KEY|DSN)"
+    r"ACCESS_?KEY|PRIVATE_?KEY|CREDENTIALS?|SESSION_?KEY|SIGNING_?KEY|AUTH_?KEY|DSN|_AUTH|AUTHTOKEN)"
 )
 
 # A cheap pre-filter without any regex: text holding none of these markers (compared lower-case)
@@ -99,6 +99,23 @@ _MARKERS = (
     "hf_",
     "pypi-",
     "authorization",
+    "whsec_",
+    "sg.",
+    "shp",
+    "do_v1_",
+    "dop_v1",
+    "doo_v1",
+    "dor_v1",
+    "dckr_pat",
+    "_auth",
+    '"auth"',
+    ":aa",
+    "hvs.",
+    "atlasv1",
+    "rubygems_",
+    "machine",
+    "x-api",
+    "api-key",
     "-u",
     "--user",
     "-p",
@@ -126,6 +143,20 @@ def _patterns() -> list[tuple[str, re.Pattern[str], int]]:
         _HARMLESS = re.compile(_HARMLESS_SRC, re.IGNORECASE)
         _COMPILED = [(kind, re.compile(src, flags), group) for kind, src, flags, group in _SOURCES]
     return _COMPILED
+
+
+_DOTTED: re.Pattern[str] | None = None
+#: Discord bot tokens: base64 of the bot's id (starts M, N or O), a timestamp, an HMAC.
+_DOTTED_SRC = r"\b[MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,40}(?![A-Za-z0-9_\-])"
+
+
+def _dotted() -> re.Pattern[str]:
+    global _DOTTED
+    if _DOTTED is None:
+        import re
+
+        _DOTTED = re.compile(_DOTTED_SRC)
+    return _DOTTED
 
 
 def _private() -> re.Pattern[str]:
@@ -168,6 +199,36 @@ _PATTERN_LIST: list[tuple[str, tuple[str, int], int]] = [
     ),
     ("google_api_key", _src(r"\bAIza[0-9A-Za-z_\-]{35}\b"), 0),
     ("stripe_key", _src(r"\b[sr]k_(?:live|test)_[0-9A-Za-z]{20,}\b"), 0),
+    ("stripe_webhook_secret", _src(r"\bwhsec_[A-Za-z0-9]{20,}"), 0),
+    ("sendgrid_key", _src(r"\bSG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{16,64}"), 0),
+    ("shopify_token", _src(r"\bshp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\b"), 0),
+    ("digitalocean_token", _src(r"\bdo[opr]_v1_[a-f0-9]{64}\b"), 0),
+    ("docker_token", _src(r"\bdckr_pat_[A-Za-z0-9_\-]{20,}"), 0),
+    ("telegram_bot_token", _src(r"(?<!\d)\d{8,10}:AA[A-Za-z0-9_\-]{32,34}(?![A-Za-z0-9_\-])"), 0),
+    ("vault_token", _src(r"\bhvs\.[A-Za-z0-9_\-]{20,}"), 0),
+    ("terraform_token", _src(r"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_\-]{40,}"), 0),
+    ("rubygems_key", _src(r"\brubygems_[a-f0-9]{48}\b"), 0),
+    # Docker config.json: {"auths": {"registry": {"auth": "base64(user:password)"}}}
+    ("docker_auth", _src(r"\"auth\"\s*:\s*\"([A-Za-z0-9+/=]{12,})\""), 1),
+    # Authorization: token … / digest … / apikey … (GitHub's "token" scheme and the rest)
+    (
+        "auth_header",
+        _src(
+            r"(?i)\b(authorization\s*[:=]\s*[\"']?\s*(?:token|digest|apikey|api-key|key))\s+([A-Za-z0-9_\-.=~+/]{8,})"
+        ),
+        2,
+    ),
+    # X-API-Key: … and the other API-key headers
+    (
+        "api_key_header",
+        _src(
+            r"(?i)\b((?:x-)?(?:api-key|apikey|api-token|auth-token|access-token))\s*:\s*[\"']?([A-Za-z0-9_\-.=~+/]{8,})"
+        ),
+        2,
+    ),
+    # .netrc: `password X` on its own line, or `machine H login U password X` on one
+    ("netrc_password", _src(r"(?im)^[ \t]*password[ \t]+(\S{4,256})[ \t]*$"), 1),
+    ("netrc_password", _src(r"(?i)\bmachine\s+\S+(?:\s+login\s+\S+)?\s+password\s+(\S{4,256})"), 1),
     (
         "jwt",
         _src(r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
@@ -176,17 +237,23 @@ _PATTERN_LIST: list[tuple[str, tuple[str, int], int]] = [
     # scheme://user:password@host — keep user and host, hide the password
     (
         "url_password",
-        _src(r"\b([a-zA-Z][a-zA-Z0-9+.\-]{1,30}://[^\s:/@\"'<>]{1,128}):([^\s@/\"'<>]{1,256})@"),
+        _src(r"\b([a-zA-Z][a-zA-Z0-9+.\-]{1,30}://[^\s:/@\"'<>]{0,128}):([^\s@/\"'<>]{1,256})@"),
         2,
     ),
     # Password=...; in ADO/JDBC style connection strings
     (
         "connection_password",
-        _src(r"(?i)\b(password|pwd)\s*=\s*([^;\s\"']{1,256})(?=;|\s|\"|'|$)"),
+        _src(
+            r"(?i)\b(password|pwd|accountkey|sharedaccesskey|sharedsecret)\s*=\s*([^;\s\"']{1,256})(?=;|\s|\"|'|$)"
+        ),
         2,
     ),
     ("bearer_token", _src(r"(?i)\b(bearer)\s+([A-Za-z0-9_\-.=~+/]{20,})"), 2),
-    ("basic_auth", _src(r"(?i)\b(authorization\s*[:=]\s*[\"']?\s*basic)\s+([A-Za-z0-9+/=_\-]{6,})"), 2),
+    (
+        "basic_auth",
+        _src(r"(?i)\b(authorization\s*[:=]\s*[\"']?\s*basic)\s+([A-Za-z0-9+/=_\-]{8,})(?![=\"])"),
+        2,
+    ),
     ("npm_token", _src(r"\bnpm_[A-Za-z0-9]{36}\b"), 0),
     ("gitlab_token", _src(r"\bglpat-[A-Za-z0-9_\-]{20,}"), 0),
     ("huggingface_token", _src(r"\bhf_[A-Za-z0-9]{30,}\b"), 0),
@@ -220,9 +287,9 @@ _PATTERN_LIST: list[tuple[str, tuple[str, int], int]] = [
     (
         "secret_assignment",
         _src(
-            rf"(?im)(?:^|(?<=[\s;,{{(\"'`]))(?:export\s+)?[\"']?({_SECRET_NAME})\b[\"']?"
+            rf"(?im)(?:^|(?<=[\s;,{{(\"'`:]))(?:export\s+)?[\"']?({_SECRET_NAME})\b[\"']?"
             r"(\s*(?::=|=|:)\s*)(?!\[REDACTED)"
-            r"(\"[^\"\n]{1,512}\"|'[^'\n]{1,512}'|[^\s\"',;}#()]{1,512})",
+            r"(\"[^\"\n]{1,4096}\"|'[^'\n]{1,4096}'|[^\s\"',;}#()]{1,4096})",
         ),
         3,
     ),
@@ -259,8 +326,10 @@ def find_secrets(text: str) -> list[Finding]:
     spans: list[Finding] = []
     if "<private" in lower:
         spans = [Finding("private", m.start(), m.end()) for m in _private().finditer(text)]
+    if text.count(".") >= 2:  # tokens with no prefix to look for (one small pattern)
+        spans += [Finding("discord_token", m.start(), m.end()) for m in _dotted().finditer(text)]
     if not _maybe_secret(lower):
-        return spans
+        return _merge(spans)
     patterns = _patterns()
     assert _HARMLESS is not None
     for kind, pattern, group in patterns:
@@ -273,6 +342,10 @@ def find_secrets(text: str) -> list[Finding]:
             ):
                 continue
             spans.append(Finding(kind, start, end))
+    return _merge(spans)
+
+
+def _merge(spans: list[Finding]) -> list[Finding]:
     spans.sort(key=lambda f: (f.start, -f.end))
     merged: list[Finding] = []
     for f in spans:

@@ -67,14 +67,16 @@ exit $rc
 # pre-commit: the formatter step for hand-written memories. It runs in the foreground (it changes
 # what is committed) and only when a staged memory file is added or modified: it writes `id` and
 # `created` into staged files that lack them and stages the result (`ccmemory.features.lifecycle.precommit`).
-# It never refuses a commit: a chained hook's refusal is passed on, ours is always 0.
+# It refuses a commit only when a staged memory file holds a secret (the module exits 3); a
+# chained hook's refusal is passed on; anything else (a crash, a missing install) lets it through.
 _PRE_COMMIT = """\
 #!/bin/sh
 {marker} (pre-commit)
 # Installed by `ccmemory init` (skip with --no-git-hooks). Adds `id:` and `created:` to staged
-# memory files that lack them (hand-written ones), like a formatter, and stages the result; it
-# never refuses a commit. A hook that was here before is kept as pre-commit{chain} and runs
-# first; if it refuses the commit, that is passed on.
+# memory files that lack them (hand-written ones), like a formatter, and stages the result. It
+# refuses the commit only when a staged memory file holds a secret (`ccmemory check` lists
+# them). A hook that was here before is kept as pre-commit{chain} and runs first; if it refuses
+# the commit, that is passed on.
 CCMEMORY_PYTHON={python}
 if [ -x "$0{chain}" ]; then
     "$0{chain}" "$@" || exit $?
@@ -88,7 +90,8 @@ if [ -z "$py" ] || [ ! -x "$py" ]; then
     py=$(sed -n '1s/^#![[:space:]]*//p' "$cmd" 2>/dev/null)
     [ -n "$py" ] && [ -x "$py" ] || exit 0
 fi
-(cd "$top" && "$py" -m ccmemory.features.lifecycle.precommit "$top" </dev/null) || true
+(cd "$top" && "$py" -m ccmemory.features.lifecycle.precommit "$top" </dev/null)
+[ $? -eq 3 ] && exit 1
 exit 0
 """
 

@@ -6,14 +6,14 @@ from pathlib import Path
 
 import click
 
-from ccmemory.surfaces.cli.common import emit_json, notice, service
+from ccmemory.surfaces.cli.common import FiniteRange, emit_json, notice, service
 from ccmemory.surfaces.cli.errors import cli_error
 
 
 @click.command("cache")
 @click.argument("source")
 @click.option(
-    "--timeout", default=20.0, show_default=True, type=click.FloatRange(1, 300), help="Seconds per request."
+    "--timeout", default=20.0, show_default=True, type=FiniteRange(1, 300), help="Seconds per request."
 )
 @click.option(
     "--max-bytes",

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from ccmemory.core.model import RELATION_TYPES, TYPES, Memory, Relation, is_provisional
-from ccmemory.surfaces.cli.common import Progress, display_path, emit_json, notice, service
+from ccmemory.surfaces.cli.common import FiniteRange, Progress, display_path, emit_json, notice, service
 from ccmemory.surfaces.cli.errors import cli_error
 
 TYPE_CHOICE = click.Choice(sorted(TYPES), case_sensitive=False)
@@ -145,7 +145,7 @@ def _parse_field(values: tuple[str, ...]) -> dict[str, Any]:
     metavar="KEY=VALUE",
     help="A type-specific field, e.g. --field rationale='XSS can read localStorage'.",
 )
-@click.option("--confidence", type=click.FloatRange(0, 1), default=None)
+@click.option("--confidence", type=FiniteRange(0, 1), default=None)
 @click.option("--source", type=click.Choice(["manual", "explicit", "llm", "import"]), default="manual")
 @click.option("--json", "as_json", is_flag=True, help="Print id, path and status as JSON.")
 @click.option(

@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from ccmemory.surfaces.cli.common import FiniteRange
 from ccmemory.surfaces.cli.errors import cli_error
 
 
@@ -17,21 +18,21 @@ from ccmemory.surfaces.cli.errors import cli_error
     "--debounce",
     default=0.3,
     show_default=True,
-    type=click.FloatRange(0.05, 30),
+    type=FiniteRange(0.05, 30),
     help="Seconds of quiet before a burst of changes is indexed.",
 )
 @click.option(
     "--max-delay",
     default=2.0,
     show_default=True,
-    type=click.FloatRange(0.1, 300),
+    type=FiniteRange(0.1, 300),
     help="Index a long burst at the latest this many seconds after its first change.",
 )
 @click.option(
     "--reconcile",
     default=60.0,
     show_default=True,
-    type=click.FloatRange(0, 86400),
+    type=FiniteRange(0, 86400),
     help="Also reindex every N seconds whatever happened (0: never).",
 )
 @click.option(
@@ -42,7 +43,7 @@ from ccmemory.surfaces.cli.errors import cli_error
 @click.option(
     "--for",
     "duration",
-    type=click.FloatRange(0.1),
+    type=FiniteRange(0.1, 30 * 86400),
     default=None,
     help="Stop after this many seconds (for scripts and tests).",
 )

@@ -47,6 +47,20 @@ def notice(msg: str) -> None:
     click.secho(msg, err=True, fg="yellow")
 
 
+class FiniteRange(click.FloatRange):
+    """A float range that also refuses nan and ±inf (click's own lets nan through every bound)."""
+
+    name = "finite float range"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        import math
+
+        number = super().convert(value, param, ctx)
+        if isinstance(number, float) and not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
+
+
 def parse_when(value: str | None) -> datetime | None:
     """Accept 2026-11-20, 2026-11-20T14:03:11Z, or relative '7d' / '3w' / '12h'."""
     if not value:

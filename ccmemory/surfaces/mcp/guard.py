@@ -54,6 +54,20 @@ def guarded(fn: F) -> F:
 _PYDANTIC_URL = re.compile(r"\n\s*For further information visit \S+")
 
 
+def _without_values(text: str) -> str:
+    """The validation message without the rejected values (pydantic's ``input_value=…``): a
+    secret passed in the wrong field must not come back in the error, which the client logs.
+    The field name and the expected type stay."""
+    lines = []
+    for line in text.splitlines():
+        start = line.find("input_value=")
+        if start >= 0:
+            kind = line.rfind("input_type=")
+            line = line[:start] + (line[kind:] if kind > start else "]")
+        lines.append(line)
+    return "\n".join(lines)
+
+
 async def structured_argument_errors(ctx: Any, call_next: Any) -> Any:
     """The SDK reports arguments that fail the input schema as plain text; give them the same
     {"error": {code, message, hint}} shape as the tools' own errors."""
@@ -69,7 +83,7 @@ async def structured_argument_errors(ctx: Any, call_next: Any) -> Any:
         return result
     failure = ToolFailure(
         "invalid_argument",
-        _PYDANTIC_URL.sub("", text).strip(),
+        _without_values(_PYDANTIC_URL.sub("", text)).strip(),
         "check the argument against the tool's input schema",
     )
     return _error_result(failure).model_dump(by_alias=True, exclude_none=True, mode="json")
