@@ -259,6 +259,20 @@ CONTEXT_BUDGET = Whole(
     group=CONTEXT_G,
 )
 CONTEXT_BUDGET.default_doc = "config.yaml `context.budget_tokens`, else 1500"
+RECALL = Toggle(
+    "CCMEMORY_RECALL",
+    "Recall at the moment of work (memories injected for a prompt or before a file is touched) "
+    "on or off; overrides `recall.enabled`.",
+    group=CONTEXT_G,
+    default="config.yaml, else on",
+)
+RECALL_BUDGET = Whole(
+    "CCMEMORY_RECALL_BUDGET",
+    "Token budget of one prompt's or one tool call's recalled memories; overrides "
+    "`recall.budget_tokens`.",
+    group=CONTEXT_G,
+)
+RECALL_BUDGET.default_doc = "config.yaml `recall.budget_tokens`, else 300"
 EMBEDDER = Text(
     "CCMEMORY_EMBEDDER",
     "Embedder when config.yaml sets no `embedder:`: auto (Voyage when VOYAGE_API_KEY is set and "
