@@ -250,7 +250,7 @@ def trace_cmd(ref: str, direction: str, depth: int, as_json: bool) -> None:
 
 @click.command("context")
 @click.option(
-    "--budget", default=None, type=click.IntRange(50, 50000), help="Token budget (default from config: 1500)."
+    "--budget", default=None, type=click.IntRange(50, 50000), help="Token budget (default from config: 600)."
 )
 @click.option("--task", help="Put memories relevant to this task first.")
 @click.option("--json", "as_json", is_flag=True)
