@@ -303,3 +303,35 @@ def test_engine_gates_on_absolute_relevance() -> None:
         [hit("a", "decision", 0.8), hit("b", "gotcha", 0.7), hit("c", "fact", 0.3)], limit=3
     )
     assert [p.memory.id for p in picks] == ["b", "a"]  # the gotcha first: 0.7 x 1.15 > 0.8
+
+
+@pytest.mark.slow
+def test_a_running_mcp_server_serves_hybrid_recall_to_the_hook(vault: Path) -> None:
+    """While Claude Code's MCP server for the session runs, the hook gets hybrid candidates from
+    it over the socket (the server loaded the embedder); when the server stops, the socket goes
+    and the hook ranks by full text again."""
+    from tests._mcp_client import SyncClient
+
+    client = SyncClient.stdio(vault, env=hook_env())
+    try:
+        deadline = time.monotonic() + 90
+        answer = None
+        while time.monotonic() < deadline and answer is None:
+            answer = warm.ask(
+                str(vault), {"op": "prompt", "text": "nightly invoice export batches", "limit": 3}, 5
+            )
+            time.sleep(0.3)
+        assert answer, "the MCP server did not serve recall"
+        # a paraphrase sharing no word with the gotcha: only the vectors can find it
+        picks = warm.ask(
+            str(vault), {"op": "prompt", "text": "the accounting system rejects big uploads at night"}, 5
+        )
+        assert picks is not None
+        text = _prompt(vault, "speed up the nightly invoice export to the ERP")
+        assert "ERP gateway" in text
+    finally:
+        client.close()
+    deadline = time.monotonic() + 10
+    while Path(warm.socket_path(str(vault))).exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not Path(warm.socket_path(str(vault))).exists()

@@ -87,7 +87,9 @@ def _pick(d: dict[str, Any]) -> Pick:
         project=str(d.get("project") or ""),
         fields=dict(d.get("fields") or {}),
     )
-    return Pick(m, float(d.get("score") or 0.0), str(d.get("why") or ""))
+    parts = d.get("parts") if isinstance(d.get("parts"), dict) else {}
+    clean = {str(k): float(v) for k, v in parts.items() if isinstance(v, int | float)}
+    return Pick(m, float(d.get("score") or 0.0), str(d.get("why") or ""), clean)
 
 
 def _as_dict(p: Pick) -> dict[str, Any]:
@@ -104,6 +106,7 @@ def _as_dict(p: Pick) -> dict[str, Any]:
         "fields": {k: v for k, v in (m.fields or {}).items() if isinstance(v, str | int | float | bool)},
         "score": p.score,
         "why": p.why,
+        "parts": {k: v for k, v in p.parts.items() if k in ("text_score", "vector_score", "file_match")},
     }
 
 
