@@ -110,7 +110,8 @@ def _digest_sections(svc: Service, task: str | None) -> list[tuple[str, list[Ind
     changed = _recent_files(root)
     if changed:
         picks = file_picks(svc.index, svc.project, changed, limit=8, viewer=svc.viewer)
-        sections.append(("About files changed recently", [p.memory for p in picks]))
+        mems = [p.memory for p in picks if isinstance(p.memory, IndexedMemory)]  # the index's own
+        sections.append(("About files changed recently", mems))
     rules = svc.view.query(svc.filters(types=["correction", "preference", "fact"]), limit=40)
     order = {"correction": 0, "preference": 1, "fact": 2}
     rules.sort(key=lambda m: (order[m.type], m.status != "curated"))  # stable: newest first within

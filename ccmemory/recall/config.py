@@ -13,8 +13,11 @@ Anything unreadable keeps its default (a typo never stops a hook; `ccmemory doct
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from ccmemory import settings
 
@@ -65,3 +68,41 @@ def recall_settings(raw: Mapping[str, object] | None, env: settings.Env = None) 
     if budget is not None:
         out.budget_tokens = max(0, min(4000, budget))
     return out
+
+
+def load_raw(root: str) -> dict[str, Any]:
+    """``.ccmemory/config.yaml`` as a mapping, for a hook: parsed with the project's reader
+    (``ccmemory.config.read_config_file``: bounded, never follows a symlink) once per change of
+    the file, then served from a JSON copy in ``.ccmemory/local/recall/config.json`` keyed by
+    the file's size, mtime and inode (parsing YAML costs a hook ~20 ms of imports). An unreadable
+    file means the defaults ({}); the CLI and ``doctor`` report it."""
+    path = os.path.join(root, ".ccmemory", "config.yaml")
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return {}
+    key = [st.st_size, st.st_mtime_ns, st.st_ino]
+    cache = os.path.join(root, ".ccmemory", "local", "recall", "config.json")
+    try:
+        with open(cache, encoding="utf-8") as fh:
+            data = json.load(fh)
+        if isinstance(data, dict) and data.get("key") == key and isinstance(data.get("raw"), dict):
+            return dict(data["raw"])
+    except (OSError, ValueError):
+        pass
+    from pathlib import Path
+
+    from ccmemory.config import read_config_file
+
+    try:
+        raw = read_config_file(Path(root) / ".ccmemory")
+    except ValueError:  # ConfigError
+        return {}
+    try:
+        from ccmemory.atomic import atomic_write
+
+        text = json.dumps({"key": key, "raw": raw}, default=str)
+        atomic_write(Path(cache), text.encode("utf-8"), overwrite=True)
+    except (OSError, TypeError, ValueError):
+        pass  # uncached: parsed again next time
+    return raw

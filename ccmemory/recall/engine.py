@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ccmemory.recall import paths as P
 
 if TYPE_CHECKING:
-    from ccmemory.index.base import Index, IndexedMemory
+    from ccmemory.index.base import Index
 
 #: Types that exist to stop a mistake before it is made: shown first, favoured in prompt recall.
 CHECK_FIRST = ("gotcha", "correction", "exception", "failed_approach")
@@ -51,9 +51,33 @@ class Gate:
 DEFAULT_GATE = Gate()
 
 
+class Shown(Protocol):
+    """What recall shows of a memory: an ``IndexedMemory``, or a :class:`Recalled` sent by the
+    warm process (so the hook's warm path imports no index code)."""
+
+    id: str
+    type: str
+    title: str
+    body: str
+    created: str
+    status: str
+    fields: dict[str, Any]
+
+
+@dataclass
+class Recalled:
+    id: str
+    type: str
+    title: str
+    body: str = ""
+    created: str = ""
+    status: str = "curated"
+    fields: dict[str, Any] = field(default_factory=dict)
+
+
 @dataclass
 class Pick:
-    memory: IndexedMemory
+    memory: Shown
     score: float
     why: str  # "prompt" or "file <path>"
     parts: dict[str, float] = field(default_factory=dict)
@@ -70,17 +94,27 @@ def prompt_picks(
     gate: Gate = DEFAULT_GATE,
 ) -> list[Pick]:
     """The memories in force that apply to ``prompt``, best first, at most ``limit``."""
-    from ccmemory.analyzer import query_terms
-
-    if len(query_terms(prompt)) < gate.min_terms:
+    if not worth_asking(prompt, gate):
         return []
     from ccmemory.index.base import Filters
     from ccmemory.search import search
 
     f = Filters(project=project, types=list(RECALL_TYPES), viewer=viewer)
     mode = "hybrid" if embedder is not None else "text"
-    resp = search(index, prompt, f, limit=max(limit * 4, 10), mode=mode, embedder=embedder, expand=False)
+    resp = search(index, prompt, f, limit=candidates(limit), mode=mode, embedder=embedder, expand=False)
     return gate_hits(resp.hits, limit=limit, gate=gate)
+
+
+def worth_asking(prompt: str, gate: Gate = DEFAULT_GATE) -> bool:
+    """Whether the prompt has enough content words to recall anything for."""
+    from ccmemory.analyzer import query_terms
+
+    return len(query_terms(prompt)) >= gate.min_terms
+
+
+def candidates(limit: int) -> int:
+    """How many search hits the gates choose from."""
+    return max(limit * 4, 10)
 
 
 def relevance(parts: dict[str, float], mtype: str, gate: Gate = DEFAULT_GATE) -> float:
@@ -146,7 +180,7 @@ def _first_sentence(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1].rstrip() + "…"
 
 
-def gist(m: IndexedMemory, width: int = 140) -> str:
+def gist(m: Shown, width: int = 140) -> str:
     """One line that says what to do: the right belief of a correction, the justification of
     an exception, the lesson of a failed approach, else the body's first sentence."""
     f = m.fields or {}
@@ -159,7 +193,7 @@ def gist(m: IndexedMemory, width: int = 140) -> str:
     return _first_sentence(m.body, width) if m.body.strip() else ""
 
 
-def line(m: IndexedMemory) -> str:
+def line(m: Shown) -> str:
     text = f"- [{m.type}] {m.title}"
     g = gist(m)
     if g and g.lower() not in m.title.lower():

@@ -24,16 +24,10 @@ class Context:
     """What one hook call needs: the repository's settings and, lazily, its index."""
 
     def __init__(self, root: str, session: str) -> None:
-        from pathlib import Path
-
-        from ccmemory.config import read_config_file
-        from ccmemory.recall.config import recall_settings
+        from ccmemory.recall.config import load_raw, recall_settings
 
         self.root, self.session = root, session
-        try:
-            self.raw: dict[str, Any] = read_config_file(Path(root) / ".ccmemory")
-        except ValueError:  # ConfigError: the CLI and doctor report it; recall keeps defaults
-            self.raw = {}
+        self.raw: dict[str, Any] = load_raw(root)
         self.settings: RecallSettings = recall_settings(self.raw)
         self._index: Any = None
 

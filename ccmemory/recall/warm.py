@@ -73,21 +73,19 @@ def ask(root: str, request: dict[str, Any], timeout: float = TIMEOUT) -> list[Pi
 
 
 def _pick(d: dict[str, Any]) -> Pick:
-    from ccmemory.index.base import IndexedMemory
-    from ccmemory.recall.engine import Pick
+    from ccmemory.recall.engine import Pick, Recalled
 
-    m = IndexedMemory(
+    m = Recalled(
         id=str(d["id"]),
         type=str(d["type"]),
         title=str(d["title"]),
         body=str(d.get("body") or ""),
         created=str(d.get("created") or ""),
-        path=str(d.get("path") or ""),
         status=str(d.get("status") or "curated"),
-        project=str(d.get("project") or ""),
         fields=dict(d.get("fields") or {}),
     )
-    parts = d.get("parts") if isinstance(d.get("parts"), dict) else {}
+    raw = d.get("parts")
+    parts: dict[str, Any] = raw if isinstance(raw, dict) else {}
     clean = {str(k): float(v) for k, v in parts.items() if isinstance(v, int | float)}
     return Pick(m, float(d.get("score") or 0.0), str(d.get("why") or ""), clean)
 
@@ -100,9 +98,7 @@ def _as_dict(p: Pick) -> dict[str, Any]:
         "title": m.title,
         "body": m.body[:2000],
         "created": m.created,
-        "path": m.path,
         "status": m.status,
-        "project": m.project,
         "fields": {k: v for k, v in (m.fields or {}).items() if isinstance(v, str | int | float | bool)},
         "score": p.score,
         "why": p.why,
@@ -123,10 +119,12 @@ def answer(svc: Service, request: Any) -> dict[str, Any]:
     limit = limit if isinstance(limit, int) and 0 < limit <= 20 else 6
     op = request.get("op")
     if op == "prompt" and isinstance(request.get("text"), str):
-        emb = svc.embedder()
-        picks = engine.prompt_picks(
-            svc.index, svc.project, request["text"][:8000], limit=limit, embedder=emb, viewer=svc.viewer
-        )
+        text = request["text"][:8000]
+        picks = []
+        if engine.worth_asking(text):  # the Service's search: hybrid, embeds missing vectors in turn
+            f = svc.filters(types=list(engine.RECALL_TYPES))
+            resp = svc.search(text, f, limit=engine.candidates(limit), mode="hybrid", expand=False)
+            picks = engine.gate_hits(resp.hits, limit=limit)
     elif op == "files" and isinstance(request.get("paths"), list):
         touched = [p for p in request["paths"] if isinstance(p, str)][:20]
         picks = engine.file_picks(svc.index, svc.project, touched, limit=limit, viewer=svc.viewer)
