@@ -335,3 +335,16 @@ def test_a_running_mcp_server_serves_hybrid_recall_to_the_hook(vault: Path) -> N
     while Path(warm.socket_path(str(vault))).exists() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not Path(warm.socket_path(str(vault))).exists()
+
+
+def test_recall_command_previews_and_reports_usage(vault: Path) -> None:
+    out = _cli(vault, "recall", "speed up the nightly invoice export to the ERP", "--explain")
+    assert "[gotcha] The ERP gateway drops invoice batches" in out and "relevance=" in out
+    data = json.loads(_cli(vault, "recall", "--file", "infra/terraform/main.tf", "--json"))
+    assert [m["type"] for m in data["memories"]] == ["correction"] and data["tokens"] <= 300
+    assert "nothing would be injected" in _cli(vault, "recall", "ok thanks")
+    _prompt(vault, "speed up the nightly invoice export to the ERP")  # one real injection
+    usage = json.loads(_cli(vault, "recall", "--usage", "--json"))
+    assert usage["injections"] == 1 and usage["tokens"] > 0 and usage["sessions"][0]["session"] == "s-1"
+    explain = _cli(vault, "context", "--explain")
+    assert "(session start:" in explain and f"so far {usage['tokens']} tokens in 1 injections" in explain

@@ -19,6 +19,7 @@ COMMANDS: dict[str, str] = {
     "search": "ccmemory.cli.cmd_search:search_cmd",
     "trace": "ccmemory.cli.cmd_search:trace_cmd",
     "context": "ccmemory.cli.cmd_search:context_cmd",
+    "recall": "ccmemory.cli.cmd_recall:recall_cmd",
     "stats": "ccmemory.cli.cmd_search:stats_cmd",
     "demo": "ccmemory.cli.cmd_demo:demo",
     "promote": "ccmemory.cli.cmd_promote:promote_cmd",

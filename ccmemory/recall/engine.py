@@ -173,7 +173,7 @@ def estimate_tokens(text: str) -> int:
 
 def _first_sentence(text: str, width: int) -> str:
     text = " ".join(text.split())
-    for stop in (". ", "; ", "! ", "? "):
+    for stop in (". ", "! ", "? "):
         cut = text.find(stop)
         if 0 < cut < width:
             return text[: cut + 1]

@@ -67,12 +67,12 @@ def ask(root: str, request: dict[str, Any], timeout: float = TIMEOUT) -> list[Pi
     if not answer or not isinstance(answer.get("picks"), list):
         return None
     try:
-        return [_pick(d) for d in answer["picks"]]
+        return [from_wire(d) for d in answer["picks"]]
     except (KeyError, TypeError, ValueError):
         return None
 
 
-def _pick(d: dict[str, Any]) -> Pick:
+def from_wire(d: dict[str, Any]) -> Pick:
     from ccmemory.recall.engine import Pick, Recalled
 
     m = Recalled(
