@@ -111,6 +111,9 @@ def build_project(root: Path) -> Project:
         },
         fsync=False,
     )
+    # recall (issue 27) injected the auth decision for a prompt, then Claude fetched it in full
+    telemetry.emit(local, "recalled", [p.ids["auth"]], session="s-recall", source="prompt")
+    telemetry.emit(local, "injected", (), session="s-recall", count=42, source="prompt")
     telemetry.emit(local, "retrieved", [p.ids["auth"]], session="mcp-1")
     telemetry.emit(local, "searched", [p.ids["auth"], p.ids["c1"]], session="mcp-1")
     spool.append(

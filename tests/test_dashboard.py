@@ -164,6 +164,10 @@ def test_retrievals_and_patterns(running: Running, project: Project) -> None:
     most = {m["id"]: m["uses"] for m in r["most_retrieved"]}
     assert most[project.ids["auth"]] == 2  # surfaced once, retrieved once (searches are not uses)
     assert project.ids["p1"] in {m["id"] for m in r["never_retrieved"]["items"]}
+    rec = r["recall"]  # tokens injected by recall, and what Claude fetched after it
+    assert (rec["tokens"], rec["injections"], rec["recalled"], rec["fetched_after"]) == (42, 1, 1, 1)
+    assert rec["sessions"] == [{"session": "s-recall", "tokens": 42, "injections": 1}]
+    assert list(rec["by_day"].values()) == [{"tokens": 42, "injections": 1}]
     p = api(running, "/api/patterns")
     assert [m["id"] for m in p["supersession_chains"][0]] == [project.ids[k] for k in ("db", "db2", "db3")]
     assert any(

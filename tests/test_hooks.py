@@ -23,7 +23,7 @@ from tests.capture_helpers import (
 )
 from tests.replay import replay
 
-EVENTS = ["SessionStart", "UserPromptSubmit", "PostToolUse", "PreCompact", "Stop", "SessionEnd"]
+EVENTS = ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PreCompact", "Stop", "SessionEnd"]
 
 
 def _payload(repo: Path, event: str, **extra: object) -> dict[str, object]:

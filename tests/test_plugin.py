@@ -13,7 +13,7 @@ from tests.capture_helpers import make_repo
 ROOT = Path(__file__).resolve().parent.parent
 PLUGIN = ROOT / "plugin"
 WRAPPER = PLUGIN / "scripts" / "hook.sh"
-EVENTS = {"SessionStart", "UserPromptSubmit", "PostToolUse", "PreCompact", "Stop", "SessionEnd"}
+EVENTS = {"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PreCompact", "Stop", "SessionEnd"}
 
 
 def test_manifest_marketplace_and_components() -> None:

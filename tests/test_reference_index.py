@@ -192,7 +192,7 @@ def test_context_adds_reference_sections_only_when_configured(repo: Path) -> Non
         assert "Reference sections" not in plain.text
         cfg = repo / ".ccmemory" / "config.yaml"
         cfg.write_text(
-            cfg.read_text().replace("budget_tokens: 1500", "budget_tokens: 1500\n  reference_sections: 2")
+            cfg.read_text().replace("budget_tokens: 600", "budget_tokens: 600\n  reference_sections: 2")
         )
     finally:
         svc.close()

@@ -145,7 +145,7 @@ def test_context_is_parsed_once_for_config_and_capture(tmp_path: Path) -> None:
     cfg, cap = load_config(root, env={}), capture_settings.load(root, {})
     assert (
         (cfg.context_enabled, cfg.context_budget)
-        == (False, 1500)
+        == (False, 600)
         == (cap.context_enabled, cap.context_budget_tokens)
     )
 

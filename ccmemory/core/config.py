@@ -25,8 +25,11 @@ DEFAULT_CONFIG = """\
 # main_branch: main            # the branch whose files are "curated" (default: detected)
 backend: sqlite                # sqlite (embedded, default) or neo4j (CCMEMORY_NEO4J_URI ...)
 context:
-  enabled: true                # inject memories at session start
-  budget_tokens: 1500
+  enabled: true                # inject a digest of memories at session start
+  budget_tokens: 600
+recall:
+  enabled: true                # inject the memories a prompt or a file needs, when it comes up
+  budget_tokens: 300           # per prompt / per tool call
 # related_to:                  # other projects cross-project search may show (docs/cross-project.md)
 #   - {name: infra, path: ../infra, relation: technical}   # business | technical | shared_resource
 """

@@ -258,7 +258,20 @@ CONTEXT_BUDGET = Whole(
     "Token budget of the session-start context (and of `ccmemory context` without --budget).",
     group=CONTEXT_G,
 )
-CONTEXT_BUDGET.default_doc = "config.yaml `context.budget_tokens`, else 1500"
+CONTEXT_BUDGET.default_doc = "config.yaml `context.budget_tokens`, else 600"
+RECALL = Toggle(
+    "CCMEMORY_RECALL",
+    "Recall at the moment of work (memories injected for a prompt or before a file is touched) "
+    "on or off; overrides `recall.enabled`.",
+    group=CONTEXT_G,
+    default="config.yaml, else on",
+)
+RECALL_BUDGET = Whole(
+    "CCMEMORY_RECALL_BUDGET",
+    "Token budget of one prompt's or one tool call's recalled memories; overrides `recall.budget_tokens`.",
+    group=CONTEXT_G,
+)
+RECALL_BUDGET.default_doc = "config.yaml `recall.budget_tokens`, else 300"
 EMBEDDER = Text(
     "CCMEMORY_EMBEDDER",
     "Embedder when config.yaml sets no `embedder:`: auto (Voyage when VOYAGE_API_KEY is set and "
@@ -344,7 +357,7 @@ OUTSIDE: dict[str, str] = {
 
 # --- the `context:` section, parsed once (config.py and capture/settings.py both use it) ------------
 
-DEFAULT_CONTEXT_BUDGET = 1500
+DEFAULT_CONTEXT_BUDGET = 600  # issue 27: a digest; recall adds what a prompt or file needs
 
 
 class ContextSettings:

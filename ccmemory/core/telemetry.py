@@ -31,7 +31,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-KINDS = ("captured", "surfaced", "searched", "retrieved", "cited", "promoted", "dismissed")
+KINDS = (
+    "captured",
+    "surfaced",
+    "searched",
+    "retrieved",
+    "cited",
+    "promoted",
+    "dismissed",
+    "recalled",  # memories injected for a prompt or a file (ids; source prompt | file)
+    "injected",  # tokens injected by recall (n; no ids)
+)
 INBOX = "telemetry.jsonl"
 SURFACED = "surfaced.jsonl"
 DB = "telemetry.db"

@@ -8,6 +8,7 @@ budget is left out, so the output never goes over it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ccmemory.core.tokens import estimate_tokens
@@ -71,37 +72,82 @@ def context_for(svc: Service, budget_tokens: int | None = None, *, task: str | N
     return build_context(svc, budget_tokens or svc.config.context_budget, task=task)
 
 
-def build_context(svc: Service, budget_tokens: int, *, task: str | None = None) -> ContextResult:
+def _recent_files(root: Path, commits: int = 20) -> list[str]:
+    """Files changed in the working tree and in the last ``commits`` commits, newest first."""
+    from ccmemory.core import gitstate
+
+    if not gitstate.is_repo(root):
+        return []
+    out: list[str] = []
+    try:
+        status = gitstate.git(root, "status", "--porcelain", "--no-renames", check=False, timeout=5)
+        out += [line[3:].strip() for line in status.splitlines() if len(line) > 3]
+        log = gitstate.git(root, "log", f"-n{commits}", "--name-only", "--format=", check=False, timeout=5)
+        out += [line.strip() for line in log.splitlines() if line.strip()]
+    except Exception:  # git missing or slow: the digest goes on without this section
+        return []
+    return [f for f in dict.fromkeys(out) if not f.startswith(".ccmemory/")][:200]
+
+
+def _digest_sections(svc: Service, task: str | None) -> list[tuple[str, list[IndexedMemory]]]:
+    """The session-start digest, most useful first (the budget cuts from the end): the task's
+    memories, what is open on this branch, memories about files changed recently, the project's
+    rules, gotchas and exceptions, then recent decisions, failed approaches and decisions needing
+    review. The same memories also reach Claude when a prompt or an edit needs them (recall)."""
+    from ccmemory.core import gitstate
+    from ccmemory.features.recall.engine import file_picks
+
     sections: list[tuple[str, list[IndexedMemory]]] = []
     if task:
         hits = svc.search(task, limit=5).hits
         sections.append(("Relevant to the task", [h.memory for h in hits]))
+    root = svc.vault.root
+    branch = gitstate.current_branch(root) if gitstate.is_repo(root) else None
+    main = svc.config.main_branch or (gitstate.main_branch(root) if branch else None)
+    if branch and branch != main:
+        mine = [
+            m for m in svc.view.query(svc.filters(status="developmental"), limit=50) if m.branch == branch
+        ]
+        sections.append((f"Open on this branch ({branch})", mine[:10]))
+    changed = _recent_files(root)
+    if changed:
+        picks = file_picks(svc.index, svc.project, changed, limit=8, viewer=svc.viewer)
+        mems = [p.memory for p in picks if isinstance(p.memory, IndexedMemory)]  # the index's own
+        sections.append(("About files changed recently", mems))
     rules = svc.view.query(svc.filters(types=["correction", "preference", "fact"]), limit=40)
     order = {"correction": 0, "preference": 1, "fact": 2}
     rules.sort(key=lambda m: (order[m.type], m.status != "curated"))  # stable: newest first within
-    sections.append(("Project rules (facts, preferences, corrections)", rules))
+    sections.append(("Project rules (corrections, preferences, facts)", rules))
     # gotchas and exceptions exist to stop a mistake before it is made: right after the rules
     warnings = svc.view.query(svc.filters(types=["gotcha", "exception"]), limit=20)
     sections.append(("Gotchas and exceptions (check before acting)", warnings))
     sections += _across_projects(svc, rules)
-    sections.append(("Recent decisions", svc.view.query(svc.filters(types=["decision"]), limit=10)))
+    sections.append(("Recent decisions", svc.view.query(svc.filters(types=["decision"]), limit=8)))
     sections.append(
-        (
-            "Failed approaches (don't repeat)",
-            svc.view.query(svc.filters(types=["failed_approach"]), limit=10),
-        )
+        ("Failed approaches (don't repeat)", svc.view.query(svc.filters(types=["failed_approach"]), limit=6))
     )
     review = [
         m
         for m in svc.view.query(svc.filters(types=["decision"]), limit=200)
         if m.status == "developmental" or (m.confidence is not None and m.confidence < 0.6)
-    ][:10]
+    ][:6]
     sections.append(("Decisions needing review (developmental or low confidence)", review))
+    return sections
 
+
+def build_context(svc: Service, budget_tokens: int, *, task: str | None = None) -> ContextResult:
+    sections = _digest_sections(svc, task)
+
+    from ccmemory.features.recall.config import recall_settings
+
+    later = (
+        " memories that apply to a prompt or to a file are added when it comes up."
+        if recall_settings(svc.config.raw).enabled
+        else ""
+    )
     header = (
         f"# ccmemory: what this project remembers ({svc.project})\n"
-        "One line per memory; `ccmemory show <id>` or the MCP tools `search`/`trace_decision` give "
-        "the full text.\n"
+        f"A digest, one line per memory;{later} Full text: `ccmemory show <id>` or the MCP tools.\n"
     )
     from ccmemory.features.lifecycle.staleness import for_indexed
 

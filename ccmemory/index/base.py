@@ -220,6 +220,10 @@ class Index(Protocol):
 
     def count(self, f: Filters) -> int: ...
 
+    def file_links(self, f: Filters) -> list[tuple[str, str]]:
+        """(memory id, file path/folder/glob as the memory wrote it) of the memories passing ``f``."""
+        ...
+
     def text_search(self, text: str, f: Filters, limit: int = 50) -> list[tuple[str, float]]:
         """Full-text candidates (id, score; higher is better). `text` is plain words, never syntax."""
         ...

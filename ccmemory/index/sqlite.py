@@ -608,6 +608,17 @@ class SQLiteIndex(ReferenceTables):
         row = self.db.execute(f"SELECT count(*) FROM memories m WHERE {where}", params).fetchone()
         return int(row[0])
 
+    def file_links(self, f: Filters) -> list[tuple[str, str]]:
+        """(memory id, file path/folder/glob as written) of every memory passing ``f`` that names
+        files, ordered by id then file (file-tied recall, ccmemory.features.recall)."""
+        where, params = self._where(f)
+        rows = self.db.execute(
+            f"SELECT x.mem_id, x.file FROM mem_files x JOIN memories m"
+            f" ON m.project = x.project AND m.id = x.mem_id WHERE {where} ORDER BY 1, 2",
+            params,
+        ).fetchall()
+        return [(r[0], r[1]) for r in rows]
+
     def text_search(self, text: str, f: Filters, limit: int = 50) -> list[tuple[str, float]]:
         """Candidates holding any analysed query term (at most bm25.CANDIDATE_CAP, FTS5's bm25
         order), scored by `ccmemory.text.bm25` with the project's statistics, like every backend."""

@@ -4,8 +4,10 @@ plugin/hooks/hooks.json registers them).
 Contract kept here:
 - stdin is the hook's JSON; garbage, empty input, a missing transcript, a full disk or any
   exception is logged to `.ccmemory/local/logs/hooks.log` and the hook exits 0. Nothing blocks.
-- Exit code is always 0. Only SessionStart prints (structured JSON with
-  `hookSpecificOutput.additionalContext`); every other event prints nothing.
+- Exit code is always 0. SessionStart, UserPromptSubmit and PreToolUse may print structured
+  JSON with `hookSpecificOutput.additionalContext` (the session-start digest; recall: the
+  memories that apply to the prompt or to the file a tool is about to touch, ccmemory.features.recall);
+  every other event prints nothing. Recall that fails is logged and skipped.
 - `CCMEMORY_DISABLE=1` makes every hook a no-op. No `.ccmemory/` in the project: no-op.
 - PostToolUse / UserPromptSubmit: append one redacted line to the session spool and return.
   Imports on that path: os, sys, time, `_json` (the C half of json, see capture/fastjson.py) and
@@ -26,7 +28,15 @@ TYPE_CHECKING = False  # `typing` and `pathlib` cost milliseconds: only for the 
 if TYPE_CHECKING:
     from typing import Any
 
-EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "PreCompact", "Stop", "SessionEnd")
+EVENTS = (
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PostToolUse",
+    "PreCompact",
+    "Stop",
+    "SessionEnd",
+)
 MAX_STDIN = 8 * 1024 * 1024
 PRE_CUT = 16 * 1024  # tool command/error text redacted before the 500-character cut (events.py)
 
@@ -185,6 +195,44 @@ def user_prompt_submit(root: str, payload: dict[str, Any]) -> None:
         spool.append(path, {"k": "prompt", "text": text, "ts": _now()})
     if queued is not None:
         jobs.spawn_worker(paths)
+    if text.strip():
+        _recall(root, "UserPromptSubmit", lambda: _recall_run().prompt(root, session, text))
+
+
+def pre_tool_use(root: str, payload: dict[str, Any]) -> None:
+    """Memories whose `files:` cover the file the tool is about to touch (nothing is spooled:
+    PostToolUse records the call once it ran)."""
+    name = payload.get("tool_name")
+    inp = payload.get("tool_input")
+    if not isinstance(name, str) or not isinstance(inp, dict):
+        return
+    cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
+    session = _session(payload)
+    _recall(root, "PreToolUse", lambda: _recall_run().tool(root, session, name, inp, cwd))
+
+
+def _recall_run() -> Any:
+    from ccmemory.features.recall import run
+
+    return run
+
+
+def _recall(root: str, event: str, produce: Any) -> None:
+    """Print the recall text as this event's additionalContext; log (never raise) a failure."""
+    try:
+        text = produce()
+    except Exception as exc:
+        _log(root, event, f"recall skipped: {type(exc).__name__}: {exc}")
+        return
+    if not text:
+        return
+    import json
+
+    from ccmemory.core.redact import redact
+
+    out = {"hookSpecificOutput": {"hookEventName": event, "additionalContext": redact(text)}}
+    sys.stdout.write(json.dumps(out) + "\n")
+    sys.stdout.flush()
 
 
 def _queue_segment(root: str, payload: dict[str, Any], trigger: str) -> None:
@@ -270,6 +318,7 @@ def session_start(root: str, payload: dict[str, Any]) -> None:
 _HANDLERS = {
     "SessionStart": session_start,
     "UserPromptSubmit": user_prompt_submit,
+    "PreToolUse": pre_tool_use,
     "PostToolUse": post_tool_use,
     "PreCompact": pre_compact,
     "Stop": stop,

@@ -17,7 +17,7 @@ capture:
     settle_seconds: 1.0
 context:                      # shared with config.py: ccmemory.core.settings.context_settings
   enabled: true               # (capture.context overrides it)
-  budget_tokens: 1500
+  budget_tokens: 600
 ```
 The environment overrides (CCMEMORY_CAPTURE, CCMEMORY_PROVIDER, CCMEMORY_MODEL, ...) are read
 through `ccmemory.core.settings`, which documents each one (docs/configuration.md). The file is read
@@ -49,7 +49,7 @@ class CaptureSettings:
     batch_segments: int = 6
     batch_chars: int = 24_000
     context_enabled: bool = True
-    context_budget_tokens: int = 1500
+    context_budget_tokens: int = 600
     worker_idle_seconds: float = 20.0
     worker_max_attempts: int = 3
     worker_settle_seconds: float = 1.0

@@ -236,6 +236,18 @@ class MemoryReads(Connection):
         return ranked[:limit]
 
     @wrap_errors
+    def file_links(self, f: Filters) -> list[tuple[str, str]]:
+        """(memory id, file as written) of every memory passing ``f`` that names files."""
+        where, params = where_clause(f)
+        rows = self._read(
+            f"MATCH (m:Memory {{project: $p}})-[:TOUCHES]->(x:File) WHERE {where} "
+            "RETURN m.id AS id, x.path AS file ORDER BY id, file",
+            p=f.project,
+            **params,
+        )
+        return [(r["id"], r["file"]) for r in rows]
+
+    @wrap_errors
     def file_problems(self, project: str) -> list[FileProblem]:
         """This scope's invalid files, and its files losing to a smaller path of the same clone."""
         out = [

@@ -19,6 +19,7 @@ COMMANDS: dict[str, str] = {
     "search": "ccmemory.surfaces.cli.cmd_search:search_cmd",
     "trace": "ccmemory.surfaces.cli.cmd_search:trace_cmd",
     "context": "ccmemory.surfaces.cli.cmd_search:context_cmd",
+    "recall": "ccmemory.surfaces.cli.cmd_recall:recall_cmd",
     "stats": "ccmemory.surfaces.cli.cmd_search:stats_cmd",
     "demo": "ccmemory.surfaces.cli.cmd_demo:demo",
     "promote": "ccmemory.surfaces.cli.cmd_promote:promote_cmd",

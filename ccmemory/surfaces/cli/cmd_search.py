@@ -251,19 +251,50 @@ def trace_cmd(ref: str, direction: str, depth: int, as_json: bool) -> None:
 
 @click.command("context")
 @click.option(
-    "--budget", default=None, type=click.IntRange(50, 50000), help="Token budget (default from config: 1500)."
+    "--budget", default=None, type=click.IntRange(50, 50000), help="Token budget (default from config: 600)."
 )
 @click.option("--task", help="Put memories relevant to this task first.")
+@click.option("--explain", is_flag=True, help="Also say what this and recall cost in tokens.")
 @click.option("--json", "as_json", is_flag=True)
-def context_cmd(budget: int | None, task: str | None, as_json: bool) -> None:
-    """Print the session-start context: project rules, recent decisions, failed approaches and
-    decisions needing review, one line each, within a token budget."""
+def context_cmd(budget: int | None, task: str | None, explain: bool, as_json: bool) -> None:
+    """Print the session-start digest: what is open on this branch, memories about files changed
+    recently, project rules, gotchas and exceptions, recent decisions, failed approaches and
+    decisions needing review, one line each, within a token budget. Memories a prompt or a file
+    needs are added during the session by recall (`ccmemory recall`)."""
     with service() as svc:
         ctx = context_for(svc, budget, task=task)
         if as_json:
             emit_json({"text": ctx.text, "ids": ctx.ids, "tokens": ctx.tokens})
-        else:
-            click.echo(ctx.text or "no memories yet")
+            return
+        click.echo(ctx.text or "no memories yet")
+        if explain:
+            limit = budget if budget is not None else svc.config.context_budget
+            click.echo(
+                f"(session start: {ctx.tokens} tokens of a {limit}-token budget, {len(ctx.ids)} memories)"
+            )
+            click.echo(_recall_line(svc))
+
+
+def _recall_line(svc: Any) -> str:
+    """One line on recall's cost so far, from the local telemetry."""
+    from ccmemory.core import telemetry
+    from ccmemory.features.recall.config import recall_settings
+    from ccmemory.features.recall.usage import summarise
+
+    s = recall_settings(svc.config.raw)
+    if not s.enabled:
+        return "(recall is off)"
+    store = telemetry.open_store(svc.vault.dir, svc.config.raw)
+    try:
+        store.ingest()
+        u = summarise(store.events(["injected", "recalled", "retrieved"]))
+    finally:
+        store.close()
+    per = f"{u.tokens / u.injections:.0f}" if u.injections else "0"
+    return (
+        f"(recall: up to {s.budget_tokens} tokens per prompt or file; so far {u.tokens} tokens in "
+        f"{u.injections} injections, {per} each; `ccmemory recall --usage` for details)"
+    )
 
 
 @click.command("stats")

@@ -68,10 +68,24 @@ def _version() -> str:
 def run(repo: Path | None = None, *, http: bool = False, port: int = 8765, path: str = "/mcp") -> None:
     backend = Backend(repo)
     server = build_server(repo, backend)
+    stop_warm = _serve_recall(backend)
     try:
         if http:
             server.run("streamable-http", host="127.0.0.1", port=port, streamable_http_path=path)
         else:
             server.run("stdio")
     finally:
+        stop_warm()
         backend.close()
+
+
+def _serve_recall(backend: Backend) -> Callable[[], None]:
+    """While this server runs, hooks get hybrid recall from it over a local socket (issue 27;
+    ccmemory/recall/warm.py). Off with recall itself (CCMEMORY_RECALL=0)."""
+    from ccmemory.core import settings as env
+
+    if env.RECALL.get() is False:
+        return lambda: None
+    from ccmemory.features.recall.warm import serve_in_background
+
+    return serve_in_background(lambda: backend.service(refresh=False))

@@ -1,0 +1,108 @@
+"""The ``recall:`` section of ``.ccmemory/config.yaml``, then the environment.
+
+```yaml
+recall:
+  enabled: true          # CCMEMORY_RECALL overrides
+  budget_tokens: 300     # per prompt and per tool call; CCMEMORY_RECALL_BUDGET overrides
+  max_memories: 3        # at most this many memories per injection
+  prompts: true          # UserPromptSubmit: memories that apply to the prompt
+  files: true            # PreToolUse: memories whose `files:` cover the file touched
+```
+Anything unreadable keeps its default (a typo never stops a hook; `ccmemory doctor` reports it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ccmemory.core import settings
+
+DEFAULT_BUDGET = 300
+DEFAULT_MAX = 3
+
+
+@dataclass
+class RecallSettings:
+    enabled: bool = True
+    budget_tokens: int = DEFAULT_BUDGET
+    max_memories: int = DEFAULT_MAX
+    prompts: bool = True
+    files: bool = True
+
+
+def _flag(value: object, default: bool) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        return value.strip().lower() not in (*settings.OFF, "")
+    return default
+
+
+def _whole(value: object, default: int, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return default
+    if value != value or value in (float("inf"), float("-inf")):  # nan, inf
+        return default
+    return max(low, min(high, int(value)))
+
+
+def recall_settings(raw: Mapping[str, object] | None, env: settings.Env = None) -> RecallSettings:
+    """Settings from a parsed config.yaml mapping and the environment."""
+    section = (raw or {}).get("recall")
+    data: Mapping[str, object] = section if isinstance(section, dict) else {}
+    out = RecallSettings(
+        enabled=_flag(data.get("enabled", True), True),
+        budget_tokens=_whole(data.get("budget_tokens"), DEFAULT_BUDGET, 0, 4000),
+        max_memories=_whole(data.get("max_memories"), DEFAULT_MAX, 1, 10),
+        prompts=_flag(data.get("prompts", True), True),
+        files=_flag(data.get("files", True), True),
+    )
+    enabled = settings.RECALL.get(env)
+    if enabled is not None:
+        out.enabled = enabled
+    budget = settings.RECALL_BUDGET.get(env)
+    if budget is not None:
+        out.budget_tokens = max(0, min(4000, budget))
+    return out
+
+
+def load_raw(root: str) -> dict[str, Any]:
+    """``.ccmemory/config.yaml`` as a mapping, for a hook: parsed with the project's reader
+    (``ccmemory.core.config.read_config_file``: bounded, never follows a symlink) once per change of
+    the file, then served from a JSON copy in ``.ccmemory/local/recall/config.json`` keyed by
+    the file's size, mtime and inode (parsing YAML costs a hook ~20 ms of imports). An unreadable
+    file means the defaults ({}); the CLI and ``doctor`` report it."""
+    path = os.path.join(root, ".ccmemory", "config.yaml")
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return {}
+    key = [st.st_size, st.st_mtime_ns, st.st_ino]
+    cache = os.path.join(root, ".ccmemory", "local", "recall", "config.json")
+    try:
+        with open(cache, encoding="utf-8") as fh:
+            data = json.load(fh)
+        if isinstance(data, dict) and data.get("key") == key and isinstance(data.get("raw"), dict):
+            return dict(data["raw"])
+    except (OSError, ValueError):
+        pass
+    from pathlib import Path
+
+    from ccmemory.core.config import read_config_file
+
+    try:
+        raw = read_config_file(Path(root) / ".ccmemory")
+    except ValueError:  # ConfigError
+        return {}
+    try:
+        from ccmemory.core.atomic import atomic_write
+
+        text = json.dumps({"key": key, "raw": raw}, default=str)
+        atomic_write(Path(cache), text.encode("utf-8"), overwrite=True)
+    except (OSError, TypeError, ValueError):
+        pass  # uncached: parsed again next time
+    return raw

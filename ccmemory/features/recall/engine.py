@@ -1,0 +1,230 @@
+"""Choosing the memories that apply to a prompt or a file, and rendering them compactly.
+
+Prompt recall ranks with the product's one search (``ccmemory.retrieval.search.search``: calibrated full
+text, vectors when an embedder is at hand, the type/status/recency priors) over the memories in
+force (never superseded) of the types that change what Claude should do, then keeps only what
+is relevant enough by *absolute* gates: the calibrated text score (the share of the prompt's
+idf-weighted words a memory covers) or the cosine of the prompt to the memory; and a share of
+the best hit's score. Nothing passes for chatter ("ok thanks", "run the tests again"), which is
+the point: injection costs tokens in every prompt.
+
+File recall is exact: the memories whose ``files:`` cover the path (exact path before glob
+before folder), check-before-acting types first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ccmemory.features.recall import paths as P
+
+if TYPE_CHECKING:
+    from ccmemory.index.base import Index
+
+#: Types that exist to stop a mistake before it is made: shown first, favoured in prompt recall.
+CHECK_FIRST = ("gotcha", "correction", "exception", "failed_approach")
+#: Types recalled for a prompt or a file (questions, references and insights are search material).
+RECALL_TYPES = (*CHECK_FIRST, "preference", "decision", "fact", "pattern")
+_TYPE_ORDER = {t: i for i, t in enumerate(RECALL_TYPES)}
+
+
+@dataclass(frozen=True)
+class Gate:
+    """When a prompt's search hit is relevant enough to inject (chosen on the tuning split of
+    the recall dev sets, bench/RESULTS-recall.md).
+
+    A hit's relevance is absolute, not the search's min-max fused score (which lifts the best
+    of any list to 1.0, however weak): the larger of its calibrated text score (the share of
+    the prompt's idf-weighted words it covers, in [0, 1)) and its cosine to the prompt times
+    ``vector_scale``; check-before-acting types get ``check_first_boost``.
+    """
+
+    min_score: float = 0.45  # relevance needed to inject anything
+    relative: float = 0.6  # share of the best hit's relevance a further hit needs
+    vector_scale: float = 1.0  # cosine -> the text score's scale
+    min_terms: int = 2  # prompts with fewer analysed content words never recall
+    check_first_boost: float = 1.15  # gotchas, corrections, exceptions, failed approaches
+
+
+DEFAULT_GATE = Gate()
+
+
+class Shown(Protocol):
+    """What recall shows of a memory: an ``IndexedMemory``, or a :class:`Recalled` sent by the
+    warm process (so the hook's warm path imports no index code)."""
+
+    id: str
+    type: str
+    title: str
+    body: str
+    created: str
+    status: str
+    fields: dict[str, Any]
+
+
+@dataclass
+class Recalled:
+    id: str
+    type: str
+    title: str
+    body: str = ""
+    created: str = ""
+    status: str = "curated"
+    fields: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Pick:
+    memory: Shown
+    score: float
+    why: str  # "prompt" or "file <path>"
+    parts: dict[str, float] = field(default_factory=dict)
+
+
+def prompt_picks(
+    index: Index,
+    project: str,
+    prompt: str,
+    *,
+    limit: int,
+    embedder: Any = None,
+    viewer: str | None = None,
+    gate: Gate = DEFAULT_GATE,
+) -> list[Pick]:
+    """The memories in force that apply to ``prompt``, best first, at most ``limit``."""
+    if not worth_asking(prompt, gate):
+        return []
+    from ccmemory.index.base import Filters
+    from ccmemory.retrieval.search import search
+
+    f = Filters(project=project, types=list(RECALL_TYPES), viewer=viewer)
+    mode = "hybrid" if embedder is not None else "text"
+    resp = search(index, prompt, f, limit=candidates(limit), mode=mode, embedder=embedder, expand=False)
+    return gate_hits(resp.hits, limit=limit, gate=gate)
+
+
+def worth_asking(prompt: str, gate: Gate = DEFAULT_GATE) -> bool:
+    """Whether the prompt has enough content words to recall anything for."""
+    from ccmemory.text.analyzer import query_terms
+
+    return len(query_terms(prompt)) >= gate.min_terms
+
+
+def candidates(limit: int) -> int:
+    """How many search hits the gates choose from."""
+    return max(limit * 4, 10)
+
+
+def relevance(parts: dict[str, float], mtype: str, gate: Gate = DEFAULT_GATE) -> float:
+    """A search hit's absolute relevance to the prompt (see :class:`Gate`)."""
+    text, vec = parts.get("text_score", 0.0), parts.get("vector_score", 0.0)
+    base = max(text, vec * gate.vector_scale)
+    return base * (gate.check_first_boost if mtype in CHECK_FIRST else 1.0)
+
+
+def gate_hits(hits: Iterable[Any], *, limit: int, gate: Gate = DEFAULT_GATE) -> list[Pick]:
+    """Apply the relevance gates to search hits (``ccmemory.retrieval.search.Hit``), best first."""
+    relevant = [
+        Pick(h.memory, relevance(h.parts, h.memory.type, gate), "prompt", dict(h.parts)) for h in hits
+    ]
+    relevant = [p for p in relevant if p.score >= gate.min_score]
+    if not relevant:
+        return []
+    relevant.sort(key=lambda p: (-p.score, p.memory.id))
+    best = relevant[0].score
+    return [p for p in relevant if p.score >= gate.relative * best][:limit]
+
+
+def file_picks(
+    index: Index, project: str, touched: Sequence[str], *, limit: int, viewer: str | None = None
+) -> list[Pick]:
+    """The memories in force whose ``files:`` cover one of ``touched``, most specific first."""
+    if not touched:
+        return []
+    from ccmemory.index.base import Filters
+
+    f = Filters(project=project, types=list(RECALL_TYPES), viewer=viewer)
+    best: dict[str, tuple[int, str]] = {}
+    for mem_id, pattern in index.file_links(f):
+        for path in touched:
+            strength = P.match(pattern, path)
+            if strength > best.get(mem_id, (0, ""))[0]:
+                best[mem_id] = (strength, path)
+    if not best:
+        return []
+    mems = {m.id: m for m in index.get(project, list(best))}
+    picks = [
+        Pick(m, float(best[m.id][0]), f"file {best[m.id][1]}", {"file_match": float(best[m.id][0])})
+        for m in mems.values()
+    ]
+    picks.sort(key=lambda p: (-p.score, _TYPE_ORDER.get(p.memory.type, 99), p.memory.created, p.memory.id))
+    return picks[:limit]
+
+
+# --- rendering --------------------------------------------------------------------------------
+
+
+def estimate_tokens(text: str) -> int:
+    """About four characters a token (no tokenizer on the hook path)."""
+    return (len(text) + 3) // 4
+
+
+def _first_sentence(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    for stop in (". ", "! ", "? "):
+        cut = text.find(stop)
+        if 0 < cut < width:
+            return text[: cut + 1]
+    return text if len(text) <= width else text[: width - 1].rstrip() + "…"
+
+
+def gist(m: Shown, width: int = 140) -> str:
+    """One line that says what to do: the right belief of a correction, the justification of
+    an exception, the lesson of a failed approach, else the body's first sentence."""
+    f = m.fields or {}
+    if m.type == "correction" and f.get("right_belief"):
+        return "→ " + _first_sentence(str(f["right_belief"]), width)
+    if m.type == "failed_approach" and f.get("lesson"):
+        return "lesson: " + _first_sentence(str(f["lesson"]), width)
+    if m.type == "exception" and f.get("justification"):
+        return "because " + _first_sentence(str(f["justification"]), width)
+    return _first_sentence(m.body, width) if m.body.strip() else ""
+
+
+def line(m: Shown) -> str:
+    text = f"- [{m.type}] {m.title}"
+    g = gist(m)
+    if g and g.lower() not in m.title.lower():
+        text += f" — {g}"
+    flag = "" if m.status == "curated" else " (developmental)"
+    return " ".join(text.split())[:400] + f" `{m.id}`{flag}"
+
+
+@dataclass
+class Rendered:
+    text: str
+    ids: list[str]
+    tokens: int
+
+
+def render(picks: Sequence[Pick], budget_tokens: int, header: str) -> Rendered:
+    """``header`` then one line per pick, in order, leaving out what does not fit the budget."""
+    if not picks or budget_tokens <= 0:
+        return Rendered("", [], 0)
+    used = estimate_tokens(header + "\n")
+    lines: list[str] = []
+    ids: list[str] = []
+    for p in picks:
+        text = line(p.memory)
+        cost = estimate_tokens(text + "\n")
+        if used + cost > budget_tokens:
+            continue
+        lines.append(text)
+        ids.append(p.memory.id)
+        used += cost
+    if not lines:
+        return Rendered("", [], 0)
+    body = header + "\n" + "\n".join(lines) + "\n"
+    return Rendered(body, ids, estimate_tokens(body))

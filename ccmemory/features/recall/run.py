@@ -1,0 +1,167 @@
+"""Recall for one hook call: settings, candidates (warm process or the index), session state,
+rendering, telemetry. Returns the ``additionalContext`` text ("" when nothing applies).
+
+Called by ``ccmemory.surfaces.hooks`` for UserPromptSubmit (``prompt``) and PreToolUse (``tool``). Never
+raises for a problem in the index or the state file: the caller logs what it gets and the
+session goes on without recall.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ccmemory.features.recall import engine
+
+if TYPE_CHECKING:
+    from ccmemory.features.recall.config import RecallSettings
+
+PROMPT_HEADER = "ccmemory recall — memories that apply to this prompt (full text: MCP `get` with the id):"
+FILE_HEADER = "ccmemory recall — memories about {what} (full text: MCP `get` with the id):"
+
+
+class Context:
+    """What one hook call needs: the repository's settings and, lazily, its index."""
+
+    def __init__(self, root: str, session: str) -> None:
+        from ccmemory.features.recall.config import load_raw, recall_settings
+
+        self.root, self.session = root, session
+        self.raw: dict[str, Any] = load_raw(root)
+        self.settings: RecallSettings = recall_settings(self.raw)
+        self._index: Any = None
+
+    @property
+    def project(self) -> str:
+        from ccmemory.core import settings as env
+
+        return str(env.PROJECT.get() or self.raw.get("project") or _basename(self.root))
+
+    def local_index(self) -> Any:
+        """The SQLite index, or None when the project uses another backend (a hook does not
+        connect to a server: the warm process does that) or has no index yet."""
+        import os
+
+        from ccmemory.core import settings as env
+
+        backend = str(env.BACKEND.get() or self.raw.get("backend") or "sqlite").lower()
+        db = os.path.join(self.root, ".ccmemory", "local", "index.db")
+        if backend != "sqlite" or not os.path.isfile(db):
+            return None
+        if self._index is None:
+            from pathlib import Path
+
+            from ccmemory.index.sqlite import SQLiteIndex
+
+            self._index = SQLiteIndex(Path(db))
+            if self._index.moved_aside:  # corrupt: moved aside (never deleted), reopened empty
+                raise RuntimeError(
+                    f"the index {db} was unreadable and was moved to {self._index.moved_aside}; "
+                    "run `ccmemory reindex` to rebuild it from the memory files"
+                )
+        return self._index
+
+    def close(self) -> None:
+        if self._index is not None:
+            self._index.close()
+            self._index = None
+
+
+def _basename(root: str) -> str:
+    import os
+
+    return os.path.basename(os.path.normpath(root))
+
+
+def _nothing_to_ask(root: str) -> bool:
+    """No local index and no warm process: nothing to recall from (and nothing imported)."""
+    import os
+
+    from ccmemory.features.recall.warm import socket_path
+
+    local = os.path.join(root, ".ccmemory", "local")
+    return not os.path.isfile(os.path.join(local, "index.db")) and not os.path.exists(socket_path(root))
+
+
+def prompt(root: str, session: str, text: str) -> str:
+    """The recall text for a user prompt ("" for none)."""
+    if _nothing_to_ask(root):
+        return ""
+    ctx = Context(root, session)
+    try:
+        s = ctx.settings
+        if not (s.enabled and s.prompts and s.budget_tokens > 0 and text.strip()):
+            return ""
+        from ccmemory.features.recall import warm
+
+        picks = warm.ask(root, {"op": "prompt", "text": text, "limit": s.max_memories * 2})
+        if picks is None:
+            index = ctx.local_index()
+            if index is None:
+                return ""
+            picks = engine.prompt_picks(index, ctx.project, text, limit=s.max_memories * 2)
+        return _inject(ctx, picks, PROMPT_HEADER, "prompt")
+    finally:
+        ctx.close()
+
+
+def tool(
+    root: str, session: str, tool_name: str, tool_input: Mapping[str, Any] | None, cwd: str | None
+) -> str:
+    """The recall text before a tool call that touches files memories name ("" for none)."""
+    from ccmemory.features.recall.paths import tool_paths
+
+    touched = tool_paths(tool_name, tool_input, root, cwd)
+    if not touched or _nothing_to_ask(root):
+        return ""
+    ctx = Context(root, session)
+    try:
+        s = ctx.settings
+        if not (s.enabled and s.files and s.budget_tokens > 0):
+            return ""
+        from ccmemory.features.recall import warm
+
+        picks = warm.ask(root, {"op": "files", "paths": touched, "limit": s.max_memories * 2})
+        if picks is None:
+            index = ctx.local_index()
+            if index is None:
+                return ""
+            picks = engine.file_picks(index, ctx.project, touched, limit=s.max_memories * 2)
+        what = touched[0] if len(touched) == 1 else f"{touched[0]} and {len(touched) - 1} more"
+        return _inject(ctx, picks, FILE_HEADER.format(what=what), "file")
+    finally:
+        ctx.close()
+
+
+def _inject(ctx: Context, picks: list[engine.Pick], header: str, source: str) -> str:
+    """Drop what the session was already shown, render within budget, remember, log."""
+    from ccmemory.features.recall.state import SessionState
+
+    state = SessionState(ctx.root, ctx.session)
+    fresh = [p for p in picks if state.is_new(p.memory.id, _ver(p))][: ctx.settings.max_memories]
+    out = engine.render(fresh, ctx.settings.budget_tokens, header)
+    if not out.ids:
+        return ""
+    shown = {p.memory.id: _ver(p) for p in fresh if p.memory.id in out.ids}
+    state.record(shown, out.tokens)
+    _telemetry(ctx, out, source)
+    return out.text
+
+
+def _ver(p: engine.Pick) -> str:
+    from ccmemory.features.recall.state import version
+
+    m = p.memory
+    return version(m.type, m.title, m.body)
+
+
+def _telemetry(ctx: Context, out: engine.Rendered, source: str) -> None:
+    import os
+
+    from ccmemory.core import telemetry
+
+    if not telemetry.config_from(ctx.raw).enabled:
+        return
+    local = os.path.join(ctx.root, ".ccmemory", "local")
+    telemetry.emit(local, "recalled", out.ids, session=ctx.session, source=source)
+    telemetry.emit(local, "injected", (), session=ctx.session, count=out.tokens, source=source)

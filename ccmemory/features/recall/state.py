@@ -1,0 +1,53 @@
+"""What one Claude Code session has been shown: never the same memory twice, unless it changed.
+
+One small JSON file per session under ``.ccmemory/local/recall/`` (never committed), written
+atomically; a missing or damaged file means "nothing shown yet" (at worst a memory is shown
+again, never lost). Memory versions are compared by a hash of type, title and body.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+
+_SAFE = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+def version(mtype: str, title: str, body: str) -> str:
+    return hashlib.sha256(f"{mtype}\0{title}\0{body}".encode()).hexdigest()[:16]
+
+
+class SessionState:
+    def __init__(self, root: str, session: str) -> None:
+        name = _SAFE.sub("_", session)[:120] or "unknown-session"
+        self.path = os.path.join(root, ".ccmemory", "local", "recall", f"{name}.json")
+        self.shown: dict[str, str] = {}  # memory id -> version shown
+        self.tokens = 0  # tokens injected by recall in this session
+        self.injections = 0
+        try:
+            with open(self.path, encoding="utf-8") as fh:
+                data = json.load(fh)
+            if isinstance(data, dict):
+                shown = data.get("shown")
+                self.shown = {str(k): str(v) for k, v in shown.items()} if isinstance(shown, dict) else {}
+                self.tokens = int(data.get("tokens") or 0)
+                self.injections = int(data.get("injections") or 0)
+        except (OSError, ValueError, TypeError):
+            pass
+
+    def is_new(self, memory_id: str, ver: str) -> bool:
+        return self.shown.get(memory_id) != ver
+
+    def record(self, shown: dict[str, str], tokens: int) -> None:
+        """Remember what was injected now and save (errors are the caller's to log)."""
+        self.shown.update(shown)
+        self.tokens += tokens
+        self.injections += 1
+        from pathlib import Path
+
+        from ccmemory.core.atomic import atomic_write
+
+        data = {"shown": self.shown, "tokens": self.tokens, "injections": self.injections}
+        atomic_write(Path(self.path), json.dumps(data, sort_keys=True).encode("utf-8"), overwrite=True)

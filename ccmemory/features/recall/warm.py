@@ -1,0 +1,254 @@
+"""A warm process serves recall over a local socket, so hooks get hybrid candidates fast.
+
+The MCP server Claude Code starts for a session (``ccmemory mcp``) already holds the index and
+can hold the embedder; it listens on a Unix socket (``.ccmemory/local/recall.sock``, or under
+``$XDG_RUNTIME_DIR``/``/tmp/ccmemory-<uid>/`` when that path is too long for a socket), mode
+0600. A hook connects, sends one JSON line and reads one JSON line back, within
+:data:`TIMEOUT`; when there is no server, or it is slow or broken, :func:`ask` returns None and
+the hook ranks by full text itself. Requests carry no code: ``{"op": "prompt", "text", "limit"}``
+or ``{"op": "files", "paths", "limit"}``; answers are the chosen memories.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, suppress
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # socket and threading are imported where used: the hook path checks a path only
+    import socket
+
+    from ccmemory.app.service import Service
+    from ccmemory.features.recall.engine import Pick
+
+TIMEOUT = 0.25  # seconds a hook waits for the warm process, connect to answer
+MAX_REQUEST = 64 * 1024
+_MAX_SUN_PATH = 100  # AF_UNIX paths are limited to 104-108 bytes
+
+
+def socket_path(root: str) -> str:
+    path = os.path.join(root, ".ccmemory", "local", "recall.sock")
+    if len(path.encode()) <= _MAX_SUN_PATH:
+        return path
+    base = os.environ.get("XDG_RUNTIME_DIR") or f"/tmp/ccmemory-{os.getuid()}"
+    digest = hashlib.sha256(os.path.realpath(root).encode()).hexdigest()[:20]
+    return os.path.join(base, f"recall-{digest}.sock")
+
+
+def _send(path: str, request: dict[str, Any], timeout: float) -> dict[str, Any] | None:
+    import socket
+
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(timeout)
+        sock.connect(path)
+        sock.sendall(json.dumps(request).encode("utf-8") + b"\n")
+        chunks: list[bytes] = []
+        while not chunks or not chunks[-1].endswith(b"\n"):
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    answer = json.loads(b"".join(chunks))
+    return answer if isinstance(answer, dict) else None
+
+
+def ask(root: str, request: dict[str, Any], timeout: float = TIMEOUT) -> list[Pick] | None:
+    """The warm process's picks for ``request``, or None (no server, too slow, bad answer)."""
+    path = socket_path(root)
+    if not os.path.exists(path):
+        return None
+    try:
+        answer = _send(path, request, timeout)
+    except (OSError, ValueError):
+        return None
+    if not answer or not isinstance(answer.get("picks"), list):
+        return None
+    try:
+        return [from_wire(d) for d in answer["picks"]]
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def from_wire(d: dict[str, Any]) -> Pick:
+    from ccmemory.features.recall.engine import Pick, Recalled
+
+    m = Recalled(
+        id=str(d["id"]),
+        type=str(d["type"]),
+        title=str(d["title"]),
+        body=str(d.get("body") or ""),
+        created=str(d.get("created") or ""),
+        status=str(d.get("status") or "curated"),
+        fields=dict(d.get("fields") or {}),
+    )
+    raw = d.get("parts")
+    parts: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    clean = {str(k): float(v) for k, v in parts.items() if isinstance(v, int | float)}
+    return Pick(m, float(d.get("score") or 0.0), str(d.get("why") or ""), clean)
+
+
+def _as_dict(p: Pick) -> dict[str, Any]:
+    m = p.memory
+    return {
+        "id": m.id,
+        "type": m.type,
+        "title": m.title,
+        "body": m.body[:2000],
+        "created": m.created,
+        "status": m.status,
+        "fields": {k: v for k, v in (m.fields or {}).items() if isinstance(v, str | int | float | bool)},
+        "score": p.score,
+        "why": p.why,
+        "parts": {k: v for k, v in p.parts.items() if k in ("text_score", "vector_score", "file_match")},
+    }
+
+
+# --- the server side -------------------------------------------------------------------------------
+
+
+def answer(svc: Service, request: Any) -> dict[str, Any]:
+    """The reply to one request, computed with a warm Service (its index and embedder)."""
+    from ccmemory.features.recall import engine
+
+    if not isinstance(request, dict):
+        return {"error": "request must be a JSON object"}
+    limit = request.get("limit")
+    limit = limit if isinstance(limit, int) and 0 < limit <= 20 else 6
+    op = request.get("op")
+    if op == "prompt" and isinstance(request.get("text"), str):
+        text = request["text"][:8000]
+        picks = []
+        if engine.worth_asking(text):  # the Service's search: hybrid, embeds missing vectors in turn
+            f = svc.filters(types=list(engine.RECALL_TYPES))
+            resp = svc.search(text, f, limit=engine.candidates(limit), mode="hybrid", expand=False)
+            picks = engine.gate_hits(resp.hits, limit=limit)
+    elif op == "files" and isinstance(request.get("paths"), list):
+        touched = [p for p in request["paths"] if isinstance(p, str)][:20]
+        picks = engine.file_picks(svc.index, svc.project, touched, limit=limit, viewer=svc.viewer)
+    elif op == "ping":
+        return {"ok": True}
+    else:
+        return {"error": f"unknown request {op!r}"}
+    return {"picks": [_as_dict(p) for p in picks]}
+
+
+class WarmServer:
+    """Serves :func:`answer` on the repository's recall socket from a daemon thread.
+
+    ``service`` opens the warm Service as a context manager (the MCP backend's, which holds the
+    lock its tools use and refreshes the index now and then).
+    """
+
+    def __init__(self, root: str, service: Callable[[], AbstractContextManager[Service]]) -> None:
+        self.root = root
+        self.service = service
+        self.path = socket_path(root)
+        self._sock: socket.socket | None = None
+
+    def start(self) -> bool:
+        """Listen unless another live process already serves this repository. Never raises."""
+        import socket
+        import threading
+
+        try:
+            if os.path.exists(self.path):
+                try:
+                    _send(self.path, {"op": "ping"}, TIMEOUT)
+                    return False  # another session's server answers: leave it
+                except (OSError, ValueError):
+                    os.unlink(self.path)  # stale: its process is gone
+            os.makedirs(os.path.dirname(self.path), mode=0o700, exist_ok=True)
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            old = os.umask(0o177)
+            try:
+                sock.bind(self.path)
+            finally:
+                os.umask(old)
+            sock.listen(8)
+            self._sock = sock
+        except OSError:
+            return False
+        threading.Thread(target=self._serve, name="ccmemory-recall", daemon=True).start()
+        threading.Thread(target=self._preload, name="ccmemory-recall-preload", daemon=True).start()
+        return True
+
+    def _preload(self) -> None:
+        """Open the index and load the embedder now, so the first prompt is answered warm."""
+        try:
+            with self.service() as svc:
+                svc.embedder()
+        except Exception:
+            pass
+
+    def _serve(self) -> None:
+        sock = self._sock
+        while sock is not None:
+            try:
+                conn, _ = sock.accept()
+            except OSError:
+                return  # closed
+            with conn:
+                try:
+                    conn.settimeout(2.0)
+                    request = json.loads(_read_line(conn))
+                    with self.service() as svc:
+                        reply = answer(svc, request)
+                except Exception as exc:  # a bad request or a broken index: the hook falls back
+                    reply = {"error": f"{type(exc).__name__}"}
+                with suppress(OSError):
+                    conn.sendall(json.dumps(reply).encode("utf-8") + b"\n")
+
+    def close(self) -> None:
+        sock, self._sock = self._sock, None
+        if sock is not None:
+            sock.close()
+            with suppress(OSError):
+                os.unlink(self.path)
+
+
+def serve_in_background(service: Callable[[], AbstractContextManager[Service]]) -> Callable[[], None]:
+    """Start a :class:`WarmServer` from a thread (finding the repository opens the Service, which
+    may reindex: never on the caller's path). Returns a function that stops it."""
+    import threading
+
+    holder: list[WarmServer] = []
+    stopped = threading.Event()
+
+    def boot() -> None:
+        try:
+            with service() as svc:
+                root = str(svc.vault.root)
+        except Exception:
+            return  # no repository or no index: hooks rank by full text themselves
+        server = WarmServer(root, service)
+        if not stopped.is_set() and server.start():
+            holder.append(server)
+
+    threading.Thread(target=boot, name="ccmemory-recall-boot", daemon=True).start()
+
+    def stop() -> None:
+        stopped.set()
+        for server in holder:
+            server.close()
+
+    return stop
+
+
+def _read_line(conn: socket.socket) -> bytes:
+    data = b""
+    for chunk in _chunks(conn):
+        data += chunk
+        if b"\n" in data or len(data) > MAX_REQUEST:
+            break
+    return data.split(b"\n", 1)[0][:MAX_REQUEST]
+
+
+def _chunks(conn: socket.socket) -> Iterator[bytes]:
+    while True:
+        chunk = conn.recv(65536)
+        if not chunk:
+            return
+        yield chunk

@@ -1,0 +1,350 @@
+"""Recall at the moment of work (issue 27): the hooks as Claude Code runs them (real subprocesses,
+real git repositories, the real index), the file matching, and the warm socket."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ccmemory.features.recall import engine, paths, warm
+from ccmemory.features.recall.config import recall_settings
+from tests.capture_helpers import hook_env, run_hook
+
+# --- matching files ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("pattern", "path", "strength"),
+    [
+        ("services/billing/export.py", "services/billing/export.py", paths.EXACT),
+        ("./services/billing/export.py", "services/billing/export.py", paths.EXACT),
+        ("services/billing/", "services/billing/export.py", paths.FOLDER),
+        ("services/billing", "services/billing/sub/x.py", paths.FOLDER),
+        ("services/bill", "services/billing/export.py", 0),  # not at a folder boundary
+        ("src/**/*.tsx", "src/a/b/c.tsx", paths.GLOB),
+        ("src/**/*.tsx", "src/c.tsx", paths.GLOB),
+        ("src/*.tsx", "src/a/c.tsx", 0),  # * does not cross folders
+        ("*.tf", "infra/terraform/rds.tf", paths.GLOB),  # a bare file glob matches anywhere
+        ("infra/*.tf", "infra/terraform/rds.tf", 0),
+        ("services/billing/export.py", "services/billing/export.pyc", 0),
+    ],
+)
+def test_file_patterns(pattern: str, path: str, strength: int) -> None:
+    assert paths.match(pattern, path) == strength
+
+
+def test_tool_paths(tmp_path: Path) -> None:
+    root = str(tmp_path)
+    assert paths.tool_paths("Edit", {"file_path": f"{root}/a/b.py"}, root, root) == ["a/b.py"]
+    assert paths.tool_paths("Read", {"file_path": "a/b.py"}, root, f"{root}/sub") == ["sub/a/b.py"]
+    assert paths.tool_paths("Write", {"file_path": "/etc/passwd"}, root, root) == []  # outside the repo
+    cmd = "pytest tests/billing -x && terraform plan --var-file=infra/prod.tfvars; curl https://x.io/a/b"
+    assert paths.tool_paths("Bash", {"command": cmd}, root, root) == ["tests/billing", "infra/prod.tfvars"]
+    assert paths.tool_paths("Bash", {"command": "ls -la && git status"}, root, root) == []
+    assert paths.tool_paths("Glob", {"pattern": "**/*.py"}, root, root) == []
+    assert paths.tool_paths("Edit", "not a mapping", root, root) == []  # type: ignore[arg-type]
+
+
+def test_settings_bounds_and_env() -> None:
+    s = recall_settings(
+        {"recall": {"budget_tokens": float("nan"), "max_memories": 10**9, "files": "off"}}, {}
+    )
+    assert (s.budget_tokens, s.max_memories, s.files, s.enabled) == (300, 10, False, True)
+    s = recall_settings({"recall": {"budget_tokens": -5}}, {"CCMEMORY_RECALL_BUDGET": "120"})
+    assert s.budget_tokens == 120
+    assert recall_settings({"recall": "garbage"}, {"CCMEMORY_RECALL": "0"}).enabled is False
+
+
+# --- a repository with memories -----------------------------------------------------------------------
+
+
+def _cli(repo: Path, *args: str) -> str:
+    proc = subprocess.run(
+        [sys.executable, "-m", "ccmemory", *args], cwd=repo, env=hook_env(), capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for args in (["init", "-q", "-b", "main"], ["config", "user.email", "dev@example.com"]):
+        subprocess.run(["git", *args], cwd=repo, check=True)
+    subprocess.run(["git", "config", "user.name", "Dev"], cwd=repo, check=True)
+    _cli(repo, "init", "--no-git-hooks")
+    _cli(
+        repo,
+        "new",
+        "gotcha",
+        "The ERP gateway drops invoice batches above 500 documents",
+        "--topic",
+        "invoicing",
+        "-f",
+        "services/invoicing/",
+        "--body",
+        "Split the nightly export into batches of at most 500 invoices; larger ones time out after 60 s.",
+    )
+    _cli(
+        repo,
+        "new",
+        "decision",
+        "Invoices reach the ERP through a nightly Celery job",
+        "--topic",
+        "invoicing",
+        "--body",
+        "The beat schedule runs the exporter at 02:00 UTC.",
+    )
+    _cli(
+        repo,
+        "new",
+        "correction",
+        "Terraform state for the database lives in the shared S3 backend",
+        "-f",
+        "infra/terraform/*.tf",
+        "--body",
+        "Never apply the RDS module from a laptop with local state.",
+    )
+    _cli(repo, "new", "fact", "The staging cluster has three nodes", "--body", "Sized for the load tests.")
+    _cli(repo, "reindex")
+    return repo
+
+
+def _payload(repo: Path, session: str = "s-1", **extra: object) -> dict[str, object]:
+    return {"session_id": session, "cwd": str(repo), "permission_mode": "default", **extra}
+
+
+def _context(proc: subprocess.CompletedProcess[bytes], event: str) -> str:
+    assert proc.returncode == 0, proc.stderr
+    if not proc.stdout.strip():
+        return ""
+    out = json.loads(proc.stdout)["hookSpecificOutput"]
+    assert out["hookEventName"] == event
+    return str(out["additionalContext"])
+
+
+def _prompt(repo: Path, text: str, session: str = "s-1", **env: str) -> str:
+    payload = _payload(repo, session, hook_event_name="UserPromptSubmit", prompt=text)
+    proc = run_hook("UserPromptSubmit", payload, repo, hook_env(CCMEMORY_NO_WORKER="1", **env))
+    return _context(proc, "UserPromptSubmit")
+
+
+def _edit(repo: Path, path: str, session: str = "s-1", tool: str = "Edit", **env: str) -> str:
+    key = "command" if tool == "Bash" else "file_path"
+    value = path if tool == "Bash" else str(repo / path)
+    payload = _payload(repo, session, hook_event_name="PreToolUse", tool_name=tool, tool_input={key: value})
+    return _context(run_hook("PreToolUse", payload, repo, hook_env(**env)), "PreToolUse")
+
+
+def test_prompt_recall_injects_the_gotcha_once_per_session(vault: Path) -> None:
+    text = _prompt(vault, "speed up the nightly invoice export to the ERP")
+    assert "[gotcha] The ERP gateway drops invoice batches above 500 documents" in text
+    assert "Split the nightly export into batches of at most 500" in text  # the gist, on one line
+    assert "terraform" not in text.lower() and "staging" not in text.lower()
+    assert len(text) // 4 <= 300
+    # the same session is not told twice; another session is
+    assert "ERP gateway" not in _prompt(vault, "the invoice export to the ERP is slow again")
+    assert "ERP gateway" in _prompt(vault, "speed up the nightly invoice export to the ERP", session="s-2")
+    tele = [json.loads(x) for x in (vault / ".ccmemory/local/telemetry.jsonl").read_text().splitlines()]
+    kinds = [(e["k"], e.get("source")) for e in tele]
+    assert ("recalled", "prompt") in kinds and ("injected", "prompt") in kinds
+    assert all("prompt" not in e or e["prompt"] == "prompt" for e in tele)  # no prompt text logged
+
+
+def test_a_changed_memory_is_shown_again(vault: Path) -> None:
+    assert "ERP gateway" in _prompt(vault, "speed up the nightly invoice export to the ERP")
+    path = next((vault / ".ccmemory" / "gotchas").glob("*.md"))
+    path.write_text(path.read_text().replace("at most 500", "at most 400"))
+    _cli(vault, "reindex")
+    again = _prompt(vault, "speed up the nightly invoice export to the ERP")
+    assert "at most 400" in again
+
+
+@pytest.mark.parametrize(
+    "chatter", ["ok thanks", "run the tests again", "continue", "looks good, commit it", "yes"]
+)
+def test_chatter_injects_nothing(vault: Path, chatter: str) -> None:
+    assert _prompt(vault, chatter) == ""
+
+
+def test_superseded_memories_are_never_recalled(vault: Path) -> None:
+    old = json.loads(_cli(vault, "search", "nightly Celery job", "--json"))[0]["id"]
+    _cli(
+        vault,
+        "new",
+        "decision",
+        "Invoices reach the ERP through its event API in real time",
+        "--topic",
+        "invoicing",
+        "--supersedes",
+        old,
+        "--body",
+        "The nightly Celery job is gone.",
+    )
+    _cli(vault, "reindex")
+    text = _prompt(vault, "change how invoices reach the ERP job schedule")
+    assert old not in text
+
+
+def test_switches_and_budget(vault: Path) -> None:
+    prompt = "speed up the nightly invoice export to the ERP"
+    assert _prompt(vault, prompt, session="a", CCMEMORY_RECALL="0") == ""
+    assert _prompt(vault, prompt, session="b", CCMEMORY_RECALL_BUDGET="30") == ""  # no line fits
+    (vault / ".ccmemory" / "config.yaml").write_text("recall:\n  prompts: false\n")
+    assert _prompt(vault, prompt, session="c") == ""
+    assert "ERP gateway" in _edit(vault, "services/invoicing/exporter.py", session="c")  # files still on
+
+
+def test_file_recall_before_an_edit(vault: Path) -> None:
+    text = _edit(vault, "services/invoicing/exporter.py")
+    assert "ERP gateway drops invoice batches" in text and "services/invoicing/exporter.py" in text
+    assert _edit(vault, "services/invoicing/exporter.py") == ""  # once per session
+    assert "Terraform state" in _edit(vault, "infra/terraform/rds.tf")
+    assert _edit(vault, "web/src/App.tsx", session="s-9") == ""
+    assert "Terraform state" in _edit(
+        vault, "terraform plan -var-file=infra/terraform/prod.tf", "s-3", "Bash"
+    )
+    assert _edit(vault, "git status", "s-4", "Bash") == ""
+
+
+def test_hook_recall_path_stays_lean(vault: Path) -> None:
+    payload = _payload(
+        vault, hook_event_name="UserPromptSubmit", prompt="speed up the invoice export to the ERP"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "ccmemory", "hook", "UserPromptSubmit"],
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        cwd=vault,
+        env=hook_env(CCMEMORY_NO_WORKER="1"),
+    )
+    assert proc.returncode == 0 and b"ERP gateway" in proc.stdout
+    imported = {ln.split("|")[-1].strip() for ln in proc.stderr.decode().splitlines()}
+    for heavy in (
+        "numpy",
+        "onnxruntime",
+        "tokenizers",
+        "anthropic",
+        "click",
+        "httpx",
+        "mcp",
+        "frontmatter",
+        "ccmemory.app.service",
+        "ccmemory.retrieval.embed",
+        "neo4j",
+    ):
+        assert heavy not in imported, heavy
+
+
+def test_broken_index_never_blocks_the_prompt(vault: Path) -> None:
+    db = vault / ".ccmemory" / "local" / "index.db"
+    db.write_bytes(b"this is not a database" * 100)
+    assert _prompt(vault, "speed up the nightly invoice export to the ERP") == ""
+    log = (vault / ".ccmemory/local/logs/hooks.log").read_text()
+    assert "recall skipped" in log and "moved to" in log and "ccmemory reindex" in log
+    assert list((vault / ".ccmemory" / "local").glob("index.db.corrupt-*"))  # moved aside, not deleted
+
+
+# --- the warm process ---------------------------------------------------------------------------------
+
+
+def test_warm_server_answers_and_a_stale_socket_is_ignored(vault: Path) -> None:
+    import contextlib
+
+    from ccmemory.app.service import Service
+
+    svc = Service.open(vault)
+
+    @contextlib.contextmanager
+    def service():  # type: ignore[no-untyped-def]
+        yield svc
+
+    server = warm.WarmServer(str(vault), service)
+    assert server.start()
+    try:
+        picks = warm.ask(
+            str(vault), {"op": "prompt", "text": "speed up the nightly invoice export", "limit": 4}, 10
+        )
+        assert picks and picks[0].memory.title.startswith("The ERP gateway")
+        files = warm.ask(str(vault), {"op": "files", "paths": ["infra/terraform/a.tf"], "limit": 4}, 10)
+        assert files and files[0].memory.type == "correction"
+        assert warm.ask(str(vault), {"op": "nonsense"}, 10) is None  # an error answer: fall back
+        second = warm.WarmServer(str(vault), service)
+        assert not second.start()  # a live server keeps its socket
+    finally:
+        server.close()
+        svc.close()
+    Path(server.path).write_bytes(b"")  # a stale file where the socket was
+    started = time.monotonic()
+    assert warm.ask(str(vault), {"op": "prompt", "text": "x y"}) is None
+    assert time.monotonic() - started < 1.0
+    assert "ERP gateway" in _prompt(vault, "speed up the nightly invoice export to the ERP")  # full text
+
+
+def test_engine_gates_on_absolute_relevance() -> None:
+    from ccmemory.index.base import IndexedMemory
+    from ccmemory.retrieval.search import Hit
+
+    def hit(mid: str, mtype: str, text: float, vec: float = 0.0) -> Hit:
+        m = IndexedMemory(
+            id=mid, type=mtype, title=mid, body="", created="", path="", status="curated", project="p"
+        )
+        return Hit(m, 1.0, {"text_score": text, "vector_score": vec})
+
+    # min-max fused scores would make the weakest list's best look perfect: the gate does not
+    assert engine.gate_hits([hit("a", "decision", 0.2, 0.3)], limit=3) == []
+    picks = engine.gate_hits(
+        [hit("a", "decision", 0.8), hit("b", "gotcha", 0.7), hit("c", "fact", 0.3)], limit=3
+    )
+    assert [p.memory.id for p in picks] == ["b", "a"]  # the gotcha first: 0.7 x 1.15 > 0.8
+
+
+@pytest.mark.slow
+def test_a_running_mcp_server_serves_hybrid_recall_to_the_hook(vault: Path) -> None:
+    """While Claude Code's MCP server for the session runs, the hook gets hybrid candidates from
+    it over the socket (the server loaded the embedder); when the server stops, the socket goes
+    and the hook ranks by full text again."""
+    from tests._mcp_client import SyncClient
+
+    client = SyncClient.stdio(vault, env=hook_env())
+    try:
+        deadline = time.monotonic() + 90
+        answer = None
+        while time.monotonic() < deadline and answer is None:
+            answer = warm.ask(
+                str(vault), {"op": "prompt", "text": "nightly invoice export batches", "limit": 3}, 5
+            )
+            time.sleep(0.3)
+        assert answer, "the MCP server did not serve recall"
+        # a paraphrase sharing no word with the gotcha: only the vectors can find it
+        picks = warm.ask(
+            str(vault), {"op": "prompt", "text": "the accounting system rejects big uploads at night"}, 5
+        )
+        assert picks is not None
+        text = _prompt(vault, "speed up the nightly invoice export to the ERP")
+        assert "ERP gateway" in text
+    finally:
+        client.close()
+    deadline = time.monotonic() + 10
+    while Path(warm.socket_path(str(vault))).exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not Path(warm.socket_path(str(vault))).exists()
+
+
+def test_recall_command_previews_and_reports_usage(vault: Path) -> None:
+    out = _cli(vault, "recall", "speed up the nightly invoice export to the ERP", "--explain")
+    assert "[gotcha] The ERP gateway drops invoice batches" in out and "relevance=" in out
+    data = json.loads(_cli(vault, "recall", "--file", "infra/terraform/main.tf", "--json"))
+    assert [m["type"] for m in data["memories"]] == ["correction"] and data["tokens"] <= 300
+    assert "nothing would be injected" in _cli(vault, "recall", "ok thanks")
+    _prompt(vault, "speed up the nightly invoice export to the ERP")  # one real injection
+    usage = json.loads(_cli(vault, "recall", "--usage", "--json"))
+    assert usage["injections"] == 1 and usage["tokens"] > 0 and usage["sessions"][0]["session"] == "s-1"
+    explain = _cli(vault, "context", "--explain")
+    assert "(session start:" in explain and f"so far {usage['tokens']} tokens in 1 injections" in explain
