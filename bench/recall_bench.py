@@ -20,8 +20,9 @@ Both ways a hook can rank: ``text`` (the hook alone: full text over the local in
 refused unless ``--heldout`` is given (run them once, after the recipe is fixed).
 
 ``latency`` times the real hooks (``plugin/scripts/hook.sh UserPromptSubmit`` / ``PreToolUse``,
-a subprocess each, as Claude Code calls them) on synthetic vaults of the given sizes (the dev set's
-memories plus generated ones), without and with a warm ``ccmemory mcp`` process.
+a subprocess each, as Claude Code calls them) on synthetic vaults of the given sizes
+(``bench_index.make_vault``: every memory names a file), without and with a warm ``ccmemory mcp``
+process (its first answer waits until the vault is embedded).
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -42,6 +42,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench" / "memories"))
+sys.path.insert(0, str(ROOT / "bench"))
 
 import devset  # type: ignore[import-not-found]  # noqa: E402
 
@@ -219,10 +220,9 @@ def _warm(root: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
 def run_latency(args: argparse.Namespace) -> None:
     import bench_index  # type: ignore[import-not-found]
 
-    devset.select("recall-harbor")
-    devset.write_files()
-    prompts = [e.payload for e in load_events("T") if e.kind in ("task", "question")][: args.prompts]
-    edits = [e.payload for e in load_events("T") if e.kind == "edit"][: args.prompts]
+    # the synthetic vault's own vocabulary: its queries, and files its memories name (src/<word>.py)
+    prompts = (bench_index.QUERIES * 10)[: args.prompts]
+    edits = [f"src/{w}.py" for w in (bench_index.WORDS * 10)[: args.prompts]]
     results: dict[str, Any] = {"load before": os.getloadavg()[0]}
     venv_bin = str(Path(sys.executable).parent)
     env = {**os.environ, "PATH": venv_bin + os.pathsep + os.environ.get("PATH", ""), "PYTHONPATH": str(ROOT)}
@@ -231,7 +231,6 @@ def run_latency(args: argparse.Namespace) -> None:
             root = Path(tmp) / "repo"
             root.mkdir()
             bench_index.make_vault(root, n)
-            shutil.copytree(devset.FILES, root / ".ccmemory", dirs_exist_ok=True)
             subprocess.run(
                 [sys.executable, "-m", "ccmemory", "reindex"],
                 cwd=root,
