@@ -37,6 +37,7 @@ from ccmemory.core.config import Config, RelatedProject  # noqa: E402
 from ccmemory.core.model import Memory, new_id  # noqa: E402
 from ccmemory.core.vault import Vault  # noqa: E402
 from ccmemory.features import personal  # noqa: E402
+from ccmemory.features.context import context_for  # noqa: E402
 from ccmemory.features.crossproject import cross_search  # noqa: E402
 
 
@@ -88,14 +89,14 @@ def main() -> None:
     search = {"plain": [], "cross": []}
     for _ in range(2):  # warm-up
         os.environ["CCMEMORY_HOME"] = str(empty)
-        plain.context()
+        context_for(plain)
         os.environ["CCMEMORY_HOME"] = str(full)
-        cross.context()
+        context_for(cross)
     for _ in range(args.rounds):
         os.environ["CCMEMORY_HOME"] = str(empty)
-        ctx["plain"].append(ms(plain.context))
+        ctx["plain"].append(ms(lambda: context_for(plain)))
         os.environ["CCMEMORY_HOME"] = str(full)
-        ctx["cross"].append(ms(cross.context))
+        ctx["cross"].append(ms(lambda: context_for(cross)))
     for _ in range(3):
         for q in QUERIES:
             search["plain"].append(ms(plain.search, q, mode="text"))

@@ -97,6 +97,18 @@ def startup(repo: Path, runs: int) -> list[float]:
     return times
 
 
+def tool_lists(repo: Path) -> dict[str, dict[str, int]]:
+    """What the tool list costs a session, lean (the default) and full: characters of the JSON the
+    client receives (names, descriptions, schemas) and that divided by 4 as the token estimate."""
+    sizes = {}
+    for mode in ("lean", "full"):
+        with SyncClient.stdio(repo, env={"CCMEMORY_MCP_TOOLS": mode}) as c:
+            tools = c.list_tools()
+        chars = len(json.dumps([t.model_dump(mode="json", exclude_none=True) for t in tools]))
+        sizes[mode] = {"tools": len(tools), "characters": chars, "tokens_chars_div_4": chars // 4}
+    return sizes
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--memories", type=int, default=10_000)
@@ -116,6 +128,7 @@ def main() -> None:
     t_index = time.perf_counter() - t0
 
     starts = startup(repo, args.starts)
+    lists = tool_lists(repo)
 
     rnd = random.Random(11)
     queries = [" ".join(rnd.sample(WORDS, rnd.randint(1, 4))) for _ in range(args.queries)]
@@ -156,6 +169,7 @@ def main() -> None:
             "median": round(statistics.median(starts), 3),
             "min": round(min(starts), 3),
         },
+        "tool_list": lists,
         "search": {
             "mode_requested": "hybrid",
             "mode_used": mode_used,

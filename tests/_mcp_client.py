@@ -18,6 +18,10 @@ from typing import Any
 
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
+#: The tests of the individual tools run the server with every tool (the default list is the lean
+#: one, tests/test_mcp_lean.py); a test can pass CCMEMORY_MCP_TOOLS itself.
+FULL = {"CCMEMORY_MCP_TOOLS": "full"}
+
 
 class SyncClient:
     def __init__(self, portal: BlockingPortal, session: Any, stack: ExitStack):
@@ -33,7 +37,7 @@ class SyncClient:
             command=sys.executable,
             args=["-m", "ccmemory", "mcp", *(args or [])],
             cwd=str(cwd),
-            env={**os.environ, **(env or {})},
+            env={**os.environ, **FULL, **(env or {})},
         )
         return cls._connect(lambda: stdio_client(params))
 
@@ -121,6 +125,7 @@ def start_http_server(
     proc = subprocess.Popen(
         [sys.executable, "-m", "ccmemory", "mcp", "--http", "--port", str(port), "--path", path],
         cwd=cwd,
+        env={**os.environ, **FULL},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )

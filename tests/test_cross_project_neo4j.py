@@ -17,6 +17,7 @@ from ccmemory.app.service import Service
 from ccmemory.core.config import load_config
 from ccmemory.core.vault import Vault
 from ccmemory.features import personal
+from ccmemory.features.context import context_for
 from ccmemory.features.crossproject import cross_search
 from tests._mcp_client import SyncClient
 from tests.conftest import RunCli, git, init_git, make_memory
@@ -210,7 +211,7 @@ def test_cli_and_mcp_on_neo4j(shared: dict[str, Any], run_cli: RunCli) -> None:
 def test_applies_to_reaches_an_unrelated_project_on_the_shared_index(shared: dict[str, Any]) -> None:
     ids, n = shared["ids"], shared["names"]
     blog = shared["svc"][("blog", ALICE)]
-    ctx = blog.context(4000)
+    ctx = context_for(blog, 4000)
     assert ids["infra_logs"] in ctx.ids and f"(from project {n['infra']})" in ctx.text
     resp = cross_search(blog, "JSON log lines", mode="text")
     assert [
@@ -218,7 +219,7 @@ def test_applies_to_reaches_an_unrelated_project_on_the_shared_index(shared: dic
         for c in resp.hits
         if c.hit.memory.id == ids["infra_logs"]
     ] == [(n["infra"], "applies_to")]
-    assert ids["infra_logs"] not in shared["svc"][("app", ALICE)].context(4000).ids
+    assert ids["infra_logs"] not in context_for(shared["svc"][("app", ALICE)], 4000).ids
     # blog is not related to infra: only infra's memory that applies to blog crosses
     wide = cross_search(blog, "deploy containers JSON log lines", mode="text", limit=50)
     assert {c.hit.memory.id for c in wide.hits if c.project == n["infra"]} == {ids["infra_logs"]}
@@ -228,7 +229,7 @@ def test_global_preference_in_every_projects_session_start(shared: dict[str, Any
     personal.record_global(make_memory("preference", "Use uv for Python packages", author=ALICE))
     for key in ("app", "infra", "blog"):
         for user in (ALICE, BOB):
-            text = shared["svc"][(key, user)].context(4000).text
+            text = context_for(shared["svc"][(key, user)], 4000).text
             assert "Use uv for Python packages" in text and "(from personal vault)" in text, (key, user)
 
 

@@ -134,7 +134,7 @@ class RawMCP:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "ccmemory", "mcp"],
             cwd=repo,
-            env={**cli_env(), "PYTHONPATH": str(REPO_ROOT)},
+            env={**cli_env(), "PYTHONPATH": str(REPO_ROOT), "CCMEMORY_MCP_TOOLS": "full"},
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,

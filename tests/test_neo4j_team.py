@@ -26,6 +26,7 @@ from ccmemory.app.sync import reindex
 from ccmemory.core.config import Config
 from ccmemory.core.model import Relation
 from ccmemory.core.vault import Vault
+from ccmemory.features.context import context_for
 from ccmemory.index.base import Filters, IndexUnavailable
 from ccmemory.index.sqlite import SQLiteIndex
 from tests.conftest import RunCli, git, init_git, make_memory
@@ -137,7 +138,7 @@ def test_developmental_memory_does_not_leak(team: dict[str, Any]) -> None:
     assert pg in [m.id for m in bob.index.query(bob.filters(include_superseded=True))]
 
     # context: the same rule
-    ctx_a, ctx_b = alice.context(4000), bob.context(4000)
+    ctx_a, ctx_b = context_for(alice, 4000), context_for(bob, 4000)
     assert redis not in ctx_a.ids and redis not in ctx_a.text and "secret plan" not in ctx_a.text
     assert redis in ctx_b.ids and note not in ctx_b.ids
 
@@ -165,7 +166,7 @@ def test_projects_are_isolated(team: dict[str, Any]) -> None:
             team["other"]
         }
         assert alpha.get(team["other"]) is None and beta.get(team["pg"]) is None
-        assert team["other"] not in alpha.context(4000).ids
+        assert team["other"] not in context_for(alpha, 4000).ids
     assert s[("alpha", ALICE)].index.stats(s[("alpha", ALICE)].project)["memories"] == 3
     assert s[("beta", ALICE)].index.stats(s[("beta", ALICE)].project)["memories"] == 1
 

@@ -315,6 +315,13 @@ MCP_REFRESH_SECONDS = Number(
     group=SERVER,
     default=30,
 )
+MCP_TOOLS = Text(
+    "CCMEMORY_MCP_TOOLS",
+    "The tools the MCP server lists: `lean` (record, search, get, trace, context) or `full` (every "
+    "tool); overrides `mcp.tools` in config.yaml.",
+    group=SERVER,
+    default="config.yaml, else `lean`",
+)
 COMPOSE_FILE = Text(
     "CCMEMORY_COMPOSE_FILE",
     "Compose file `ccmemory start` / `stop` use.",

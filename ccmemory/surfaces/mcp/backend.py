@@ -30,6 +30,7 @@ class Backend:
             refresh_seconds = env_settings.MCP_REFRESH_SECONDS.value()
         self.refresh_seconds = refresh_seconds
         self._svc: Service | None = None
+        self._config_stamp: tuple[int, int] | None = None
         self._refreshed = 0.0
         self._lock = threading.RLock()
 
@@ -61,11 +62,16 @@ class Backend:
                 ) from None
 
     def _open(self) -> Service:
+        if self._svc is not None and self._config_stamp != _stamp(self._svc.vault.dir / "config.yaml"):
+            self._drop()  # config.yaml was edited while the server runs: take the new settings
         if self._svc is None:
             from ccmemory.app.service import Service
+            from ccmemory.core.vault import Vault
 
             try:
-                svc = Service.open(self.start)
+                vault = Vault.open(self.start)
+                stamp = _stamp(vault.dir / "config.yaml")  # before reading it: an edit after is seen
+                svc = Service(vault)
             except ValueError as exc:  # unreadable config.yaml
                 raise ToolFailure("bad_config", str(exc), "fix .ccmemory/config.yaml") from None
             try:
@@ -77,6 +83,7 @@ class Backend:
                 svc.close()
                 raise IndexUnavailable(f"{svc.config.backend} backend: {type(exc).__name__}: {exc}") from None
             self._svc = svc
+            self._config_stamp = stamp
             self._refreshed = time.monotonic()
         return self._svc
 
@@ -89,3 +96,11 @@ class Backend:
     def close(self) -> None:
         with self._lock:
             self._drop()
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size)

@@ -25,15 +25,24 @@ When the user corrects you, decides something, or an approach fails, record it w
 ccmemory://memory/<id>; read the full text with `get_memory`. Reference knowledge (concepts,
 cached pages and papers under .ccmemory/reference/) is searched by section with `query_reference`.
 """
+LEAN_INSTRUCTIONS = """\
+ccmemory is this repository's reviewable memory (decisions, corrections, gotchas, exceptions,
+preferences, facts, failed approaches…), one markdown file each under .ccmemory/. Before changing
+something, `context` or `search` for what was decided and what failed; `get` an id for the full
+text. When the user corrects you, decides something, or an approach fails, `record` it (a new
+file for review in the pull request). Memories that apply to a prompt or a file are also added to
+your context by the hooks, with their ids.
+"""
 
 
 def build_server(repo: Path | None = None, backend: Backend | None = None) -> MCPServer:
-    from ccmemory.surfaces.mcp.tools import graph, record, reference, resources, search
+    from ccmemory.surfaces.mcp.tools import graph, lean, record, reference, resources, search
 
     be = backend or Backend(repo)
+    full = tool_set(be) == "full"
     server = MCPServer(
         "ccmemory",
-        instructions=INSTRUCTIONS,
+        instructions=INSTRUCTIONS if full else LEAN_INSTRUCTIONS,
         version=_version(),
         log_level="WARNING",
         middleware=[structured_argument_errors],
@@ -42,18 +51,39 @@ def build_server(repo: Path | None = None, backend: Backend | None = None) -> MC
     readonly = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True)
     writes = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False)
 
-    def tool(description: str, *, read_only: bool = True) -> Callable[[Callable[..., Any]], Any]:
+    def tool(
+        description: str, *, read_only: bool = True, name: str | None = None
+    ) -> Callable[[Callable[..., Any]], Any]:
         def deco(fn: Callable[..., Any]) -> Any:
             server.add_tool(
-                guarded(fn), description=description, annotations=readonly if read_only else writes
+                guarded(fn), name=name, description=description, annotations=readonly if read_only else writes
             )
             return fn
 
         return deco
 
-    for section in (record, search, graph, resources, reference):
+    sections = (record, search, graph, resources, reference) if full else (lean, resources)
+    for section in sections:
         section.register(tool, server, be)
     return server
+
+
+def tool_set(be: Backend) -> str:
+    """`lean` (default: five tools, a few thousand tokens) or `full` (every tool): CCMEMORY_MCP_TOOLS,
+    else `mcp: {tools: ...}` in .ccmemory/config.yaml."""
+    from ccmemory.core import settings as env
+
+    chosen = (env.MCP_TOOLS.get() or "").strip().lower()
+    if not chosen:
+        try:  # the config file only: opening the Service here would reindex before tools/list
+            from ccmemory.core.config import read_config_file
+            from ccmemory.core.vault import Vault
+
+            section = read_config_file(Vault.open(be.start).dir).get("mcp")
+            chosen = str(section.get("tools", "")).strip().lower() if isinstance(section, dict) else ""
+        except Exception:  # no repository yet, or an unreadable config: the default
+            chosen = ""
+    return chosen if chosen in ("lean", "full") else "lean"
 
 
 def _version() -> str:
