@@ -21,6 +21,7 @@ are cached by content hash), so it costs seconds, not an embedding pass.
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import sys
 import time
@@ -98,9 +99,14 @@ def cached_index(name: str, cache: Path) -> Iterator[Service]:
 
 
 def evaluate(
-    svc: Service, emb: Any, queries: Sequence[devset.Query], limit: int = 5
+    svc: Service,
+    emb: Any,
+    queries: Sequence[devset.Query],
+    limit: int = 5,
+    ranks: dict[str, dict[str, int | None]] | None = None,
 ) -> dict[tuple[str, str], list[int]]:
-    """{(mode, kind): [queries, hits@1, hits@3, hits@5]}; kind "all" pools every query."""
+    """{(mode, kind): [queries, hits@1, hits@3, hits@5]}; kind "all" pools every query. ``ranks``
+    collects {mode: {query: rank of the first target (1-based) or None}}."""
     ids = devset.keys()
     f = Filters(project=svc.project, viewer=svc.viewer)
     out: dict[tuple[str, str], list[int]] = {}
@@ -109,6 +115,9 @@ def evaluate(
             resp = search(svc.index, q.text, f, limit=limit, mode=mode, embedder=emb, now=devbench.NOW)
             got = [h.memory.id for h in resp.hits]
             want = {ids[t] for t in q.targets}
+            if ranks is not None:
+                first = next((i for i, mid in enumerate(got, 1) if mid in want), None)
+                ranks.setdefault(mode, {})[q.text] = first
             for kind in (q.kind, "all"):
                 row = out.setdefault((mode, kind), [0] * (1 + len(KS)))
                 row[0] += 1
@@ -136,12 +145,14 @@ def main() -> None:
     ap.add_argument("--split", default="T", choices=("T", "H"))
     ap.add_argument("--heldout", action="store_true", help="allow held-out data (the lead's final run only)")
     ap.add_argument("--cache", type=Path, default=Path("/tmp/ccmemory-recall-rank"))
+    ap.add_argument("--dump", type=Path, help="write each query's target rank per mode (JSON) here")
     args = ap.parse_args()
     sets = args.set or [s for s in TUNING_SETS if s == "main" or (devset.HERE / s).is_dir()]
     if not args.heldout and (args.split == "H" or any(s in HELD_OUT_SETS for s in sets)):
         raise SystemExit("held-out data (split H, blind, recall-quayside): pass --heldout (final run only)")
     lines = ["| set | kind (queries) | mode | hit@1 | @3 | @5 |", "|---|---|---|---|---|---|"]
     pooled: dict[tuple[str, str], list[int]] = {}
+    ranks: dict[str, dict[str, dict[str, int | None]]] = {}
     t0 = time.monotonic()
     try:
         for name in sets:
@@ -151,7 +162,9 @@ def main() -> None:
                 print(f"{name}: no {args.split} queries", file=sys.stderr)
                 continue
             with cached_index(name, args.cache) as svc:
-                res = evaluate(svc, devbench.CachedQueries(svc.embedder()), queries)
+                res = evaluate(
+                    svc, devbench.CachedQueries(svc.embedder()), queries, ranks=ranks.setdefault(name, {})
+                )
             lines += report(name, res)
             for (mode, kind), row in res.items():
                 if kind == "all":
@@ -161,6 +174,8 @@ def main() -> None:
         devset.select("main")
     if len(sets) > 1 and pooled:
         lines += report("pooled", pooled)
+    if args.dump:
+        args.dump.write_text(json.dumps(ranks, indent=1, sort_keys=True) + "\n")
     print(f"split {args.split}, NOW={devbench.NOW:%Y-%m-%d}, {time.monotonic() - t0:.0f} s")
     print("\n".join(lines))
 
