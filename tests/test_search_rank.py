@@ -78,3 +78,24 @@ def test_semantic_returns_limit_results_when_nothing_is_near(setup: tuple[SQLite
     far.embed = lambda texts, kind="document": [[0.0] * (DIM - 1) + [1.0]]  # orthogonal to all
     resp = search(idx, "anything", Filters("p"), limit=5, mode="semantic", embedder=far)
     assert len(resp.hits) == 5 and all(h.weak for h in resp.hits)
+
+
+def test_a_task_prompt_puts_what_to_check_first(tmp_path: Path) -> None:
+    """Equal text scores and priors (decision and gotcha weigh the same): a question leaves the
+    tie to the ids, a task prompt puts the gotcha first (intent.CHECK_FIRST)."""
+    when = parse_timestamp("2025-01-01T00:00:00Z")
+    assert when is not None
+    recs = [
+        FileRecord(f"{mid}.md", 1, 1, f"h{mid}", Memory(id=mid, type=mtype, title=title, body="", created=when))
+        for mid, mtype, title in [
+            ("d", "decision", "Exporter retries failed uploads with backoff"),
+            ("g", "gotcha", "Exporter retries failed uploads on timeout"),
+            ("x", "fact", "Invoices are numbered per tenant"),
+        ]
+    ]
+    idx = SQLiteIndex(tmp_path / "i.db")
+    idx.apply("p", recs, [], lambda _p: "curated")
+    question = search(idx, "how does the exporter retry failed uploads", Filters("p"), mode="text")
+    task = search(idx, "make the exporter retry failed uploads", Filters("p"), mode="text")
+    assert [h.memory.id for h in question.hits][:2] == ["d", "g"]
+    assert [h.memory.id for h in task.hits][:2] == ["g", "d"]
