@@ -86,7 +86,9 @@ def test_a_task_prompt_puts_what_to_check_first(tmp_path: Path) -> None:
     when = parse_timestamp("2025-01-01T00:00:00Z")
     assert when is not None
     recs = [
-        FileRecord(f"{mid}.md", 1, 1, f"h{mid}", Memory(id=mid, type=mtype, title=title, body="", created=when))
+        FileRecord(
+            f"{mid}.md", 1, 1, f"h{mid}", Memory(id=mid, type=mtype, title=title, body="", created=when)
+        )
         for mid, mtype, title in [
             ("d", "decision", "Exporter retries failed uploads with backoff"),
             ("g", "gotcha", "Exporter retries failed uploads on timeout"),
