@@ -1,6 +1,6 @@
 """Pick the fusion recipe on the tuning halves of both sets together, ranked through the product.
 
-    .venv/bin/python bench/tune_fusion.py [--quick | --confidence]
+    .venv/bin/python bench/tune_fusion.py [--quick | --confidence | --shipped]
 
 Tuning data: the dev sets' tuning queries (Ledgerly's tuning half and the Quillpad set,
 bench/memories/tuning2; hit@3 pooled) and LoCoMo conversations 0-4 (hit@10), all ranked by
@@ -63,9 +63,11 @@ def confidence_grid() -> list[fusion.FusionRecipe]:
 
 
 def parse(spec: str) -> list[fusion.FusionRecipe]:
+    """Score recipes 'tnorm/vnorm:weight[@text_confidence]', comma-separated."""
     out = []
     for item in spec.split(","):
         norms, weight = item.split(":")
+        weight, _, conf = weight.partition("@")
         tnorm, vnorm = norms.split("/")
         out.append(
             fusion.FusionRecipe(
@@ -73,6 +75,7 @@ def parse(spec: str) -> list[fusion.FusionRecipe]:
                 normalisation=tnorm,  # type: ignore[arg-type]
                 vector_normalisation=vnorm,  # type: ignore[arg-type]
                 vector_weight=float(weight),
+                text_confidence=float(conf) if conf else None,
             )
         )
     return out
@@ -85,9 +88,11 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--confidence", action="store_true", help="only the text-confidence grid")
+    ap.add_argument("--shipped", action="store_true", help="only the shipped recipe (fusion.DEFAULT)")
     ap.add_argument(
         "--recipes",
-        help="only these score recipes, e.g. 'raw/raw:0.35,max/raw:0.5' (text norm/vector norm:vector weight)",
+        help="only these score recipes, e.g. 'raw/raw:0.35,minmax/minmax:0.5@0.4'"
+        " (text norm/vector norm:vector weight[@text confidence])",
     )
     args = ap.parse_args()
     loc = _locomo()
@@ -129,6 +134,8 @@ def main() -> None:
         best_loc = max(base_loc["text"][2], base_loc["semantic"][2])
         rows = []
         grid = confidence_grid() if args.confidence else candidates(args.quick)
+        if args.shipped:
+            grid = [fusion.DEFAULT]
         for recipe in parse(args.recipes) if args.recipes else grid:
             d = dev_score(recipe, "hybrid")
             lo = product.evaluate(indexed, range(len(indexed)), (1, 5, 10), recipe, modes=("hybrid",))[

@@ -64,6 +64,14 @@ def test_dev_set_indexes_cleanly(tmp_path: Path) -> None:
         ("what did we get wrong about time zones", {"correction"}),
         ("exceptions to the release rule", {"exception", "fact", "preference"}),
         ("where is the redis cache configured", set()),
+        # a task prompt (imperative) asks for what to check before acting
+        ("refactor the pdf renderer to stream pages", set(intent.CHECK_FIRST)),
+        ("please bump the stripe client library", set(intent.CHECK_FIRST)),
+        ("can you rename the billing module", set(intent.CHECK_FIRST)),
+        ("let's migrate sessions off redis", set(intent.CHECK_FIRST)),
+        ("fix the wrong rounding in totals", set(intent.CHECK_FIRST)),  # correction is in it
+        ("which formatter do we use", set()),  # a question, not a task
+        ("adding a column froze writes", set()),  # a report, not an imperative
     ],
 )
 def test_query_intent(query: str, wanted: set[str]) -> None:

@@ -38,7 +38,10 @@ def test_semantic_finds_what_words_miss(repo: Path, run_cli: RunCli) -> None:
     sem_hits, err = search(run_cli, repo, "--mode", "semantic", "--", query)
     assert "semantic search is off" not in err
     assert sem_hits[0]["id"] == ids["cookie"]
-    assert ids["css"] not in [h["id"] for h in sem_hits]  # unrelated memories are not hits
+    # an unrelated memory is still listed (semantic mode never answers with fewer than `limit`
+    # results when the vault has them), below the nearest and marked weak
+    weak = {h["id"]: h.get("weak", False) for h in sem_hits}
+    assert len(sem_hits) == 3 and weak[ids["css"]] is True and weak[ids["cookie"]] is False
     hyb_hits, _ = search(run_cli, repo, "--explain", "--", query)
     assert hyb_hits[0]["id"] == ids["cookie"]
     assert hyb_hits[0]["explain"]["vector_rank"] == 1
@@ -63,3 +66,18 @@ def test_reindex_embeds_only_what_changed(repo: Path, run_cli: RunCli) -> None:
     run_cli(repo, "new", "fact", "Deploys happen on Tuesdays")
     third = json.loads(run_cli(repo, "reindex", "--json").stdout)
     assert third["embedded"] == 1, (first, third)
+
+
+def test_semantic_never_fewer_than_limit(repo: Path, run_cli: RunCli) -> None:
+    """A query far from every memory still gets `limit` results in semantic mode, nearest first,
+    each marked weak (JSON "weak": true, "[weak match]" in text output): a similarity floor marks,
+    it never empties the list (issue 27)."""
+    seed(run_cli, repo)
+    query = "zebra migration patterns across the savanna"
+    hits, err = search(run_cli, repo, "--mode", "semantic", "--limit", "2", "--explain", "--", query)
+    assert "semantic search is off" not in err
+    assert len(hits) == 2 and all(h["weak"] is True for h in hits)
+    cosines = [h["explain"]["vector_score"] for h in hits]
+    assert cosines == sorted(cosines, reverse=True)
+    out = run_cli(repo, "search", "--mode", "semantic", "--", query).stdout
+    assert "no matching memories" not in out and out.count("[weak match]") == 3

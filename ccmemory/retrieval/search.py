@@ -10,7 +10,7 @@ One ranking serves `ccmemory search`, `context`, the MCP tools and the site's re
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -38,7 +38,9 @@ STATUS_WEIGHT = {"curated": 1.0, "developmental": 0.9}
 # priors entirely; a small floor keeps type/status/recency meaningful at the tail.
 FLOOR = 0.05
 # Vector search always returns the nearest memories, however far: below this cosine a memory is
-# unrelated (all-MiniLM-L6-v2 puts unrelated sentences at about 0.0-0.15), so it is not a hit.
+# probably unrelated (all-MiniLM-L6-v2 puts unrelated sentences at about 0.0-0.15). Such a hit is
+# kept and marked weak (`Hit.weak`, "weak": true in JSON), never dropped: a floor that filters
+# emptied semantic results whose right memory was the second nearest (issue 27).
 MIN_SIMILARITY = 0.25
 RECENCY_HALF_LIFE_DAYS = 180.0
 EXPAND_RELATION = 0.5  # share of the parent's score an expanded neighbour gets
@@ -57,6 +59,9 @@ class Hit:
     score: float
     parts: dict[str, float] = field(default_factory=dict)
     via: str | None = None  # "relation:DEPENDS_ON <id>" / "topic-or-file <id>" for expanded hits
+    #: no full-text match and a cosine below the embedder's floor (MIN_SIMILARITY), or expanded
+    #: from such a hit: shown, but marked as probably unrelated
+    weak: bool = False
 
     def to_dict(self, explain: bool = False) -> dict[str, Any]:
         m = self.memory
@@ -76,6 +81,8 @@ class Hit:
         }
         if self.via:
             out["via"] = self.via
+        if self.weak:
+            out["weak"] = True
         if explain:
             out["explain"] = {k: round(v, 6) for k, v in self.parts.items()}
         return out
@@ -135,8 +142,11 @@ def search(
     notices: list[str] = []
     used = mode
     recipe = recipe or fusion.DEFAULT
+    if limit > recipe.candidates:  # never fewer than `limit` results when the vault has them
+        recipe = replace(recipe, candidates=limit)
     text_list: list[tuple[str, float]] = []
     vec_list: list[tuple[str, float]] = []
+    floor = MIN_SIMILARITY
     if mode in ("text", "hybrid"):
         text_list = index.text_search(query, f, recipe.candidates)
     if mode in ("semantic", "hybrid"):
@@ -147,11 +157,10 @@ def search(
             try:
                 qv = embedder.embed([query], kind="query")[0]
                 floor = float(getattr(embedder, "min_similarity", MIN_SIMILARITY))
-                vectors = [
-                    (mid, score)
-                    for mid, score in index.vector_search(embedder.name, qv, f, recipe.candidates)
-                    if score >= floor
-                ]
+                nearest = index.vector_search(embedder.name, qv, f, recipe.candidates)
+                # the fusion takes the memories above the floor, and at least the `limit`
+                # nearest however far (marked weak below)
+                vectors = [(mid, s) for i, (mid, s) in enumerate(nearest) if i < limit or s >= floor]
                 reason = ""
             except Exception as exc:
                 reason = f"{type(exc).__name__}: {exc}"
@@ -186,7 +195,8 @@ def search(
         pr["intent"] = intent.boost(asked, m.type)
         score = (parts["fused"] + FLOOR) * pr["type"] * pr["status"] * pr["confidence"] * pr["recency"]
         score *= pr["intent"]
-        hits[mid] = Hit(m, score, {**parts, **pr, "final": score})
+        weak = mid not in text_scores and vec_scores.get(mid, 0.0) < floor
+        hits[mid] = Hit(m, score, {**parts, **pr, "final": score}, weak=weak)
     ranked = sorted(hits.values(), key=lambda h: (-h.score, h.memory.id))
     if expand and ranked:
         ranked = _expand(index, f, ranked, limit, now)
@@ -199,7 +209,7 @@ def _expand(index: Index, f: Filters, ranked: list[Hit], limit: int, now: dateti
     top_ids = [h.memory.id for h in top]
     by_id = {h.memory.id: h for h in ranked}
     links, allowed = neighbours(index, top_ids, f, shared_limit=limit * 2, known=by_id)
-    offers: dict[str, tuple[float, str]] = {}
+    offers: dict[str, tuple[float, str, bool]] = {}
     for link in links:
         if link.other in by_id:
             continue
@@ -209,12 +219,12 @@ def _expand(index: Index, f: Filters, ranked: list[Hit], limit: int, now: dateti
         else:
             s = by_id[link.here].score * EXPAND_SHARED * min(1.0, 0.5 + 0.25 * link.shared)
             via = f"shared topic/file with {link.here}"
-        if s > offers.get(link.other, (0.0, ""))[0]:
-            offers[link.other] = (s, via)
+        if s > offers.get(link.other, (0.0, "", False))[0]:
+            offers[link.other] = (s, via, by_id[link.here].weak)
     allowed = {mid: m for mid, m in allowed.items() if mid in offers}
     for mid, m in allowed.items():
-        base, via = offers[mid]
+        base, via, weak = offers[mid]
         pr = prior(m, now)
         score = base * pr["type"] * pr["status"] * pr["confidence"] * pr["recency"]
-        by_id[mid] = Hit(m, score, {"expanded_from": base, **pr, "final": score}, via)
+        by_id[mid] = Hit(m, score, {"expanded_from": base, **pr, "final": score}, via, weak)
     return sorted(by_id.values(), key=lambda h: (-h.score, h.memory.id))

@@ -138,6 +138,8 @@ def search_cmd(
             flag = "" if m.status == "curated" else click.style(" [developmental]", fg="yellow")
             if m.id in stale:
                 flag += click.style(" [may be stale]", fg="red")
+            if h.weak:  # a far vector neighbour: shown, not dropped (search.MIN_SIMILARITY)
+                flag += click.style(" [weak match]", dim=True)
             click.echo(f"{h.score:.4f}  " + click.style(f"[{m.type}] {m.title}", bold=True) + flag)
             click.echo(f"        {short[m.id]}  {display_path(svc.vault.root, m.path)}")
             if h.via:
@@ -163,6 +165,8 @@ def _cross(svc: Any, query: str, f: Any, limit: int, mode: str, explain: bool, a
     for c in resp.hits:
         m = c.hit.memory
         flag = "" if m.status == "curated" else click.style(" [developmental]", fg="yellow")
+        if c.hit.weak:
+            flag += click.style(" [weak match]", dim=True)
         label = ""
         if c.source is not None:
             label = click.style(f"[{c.source.name} · {c.source.relation}] ", fg="cyan")
