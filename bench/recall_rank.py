@@ -7,7 +7,7 @@
 Sets: ``main`` (Ledgerly, ``queries.txt``), ``tuning2`` (Quillpad) and the recall dev sets
 (``recall-harbor``: ``recall.txt``, lines ``split | kind | targets | payload``; the ``task`` and
 ``question`` lines are ranked as queries, their targets are memory keys). Each query runs
-``ccmemory.search.search`` (expansion on, ``limit`` 5, the clock fixed at ``run.NOW``) over a
+``ccmemory.retrieval.search.search`` (expansion on, ``limit`` 5, the clock fixed at ``run.NOW``) over a
 SQLite index of the set's memory files.
 
 Held-out data is refused unless ``--heldout`` is given: the split ``H`` and the sets that are
@@ -36,13 +36,13 @@ sys.path[:0] = [str(HERE.parent), str(HERE / "memories")]
 import devset  # noqa: E402
 import run as devbench  # noqa: E402
 
-from ccmemory.config import load_config  # noqa: E402
+from ccmemory.app.service import Service  # noqa: E402
+from ccmemory.app.sync import reindex  # noqa: E402
+from ccmemory.core.config import load_config  # noqa: E402
+from ccmemory.core.vault import Vault  # noqa: E402
 from ccmemory.index.base import Filters  # noqa: E402
 from ccmemory.index.sqlite import SQLiteIndex  # noqa: E402
-from ccmemory.search import MODES, search  # noqa: E402
-from ccmemory.service import Service  # noqa: E402
-from ccmemory.sync import reindex  # noqa: E402
-from ccmemory.vault import Vault  # noqa: E402
+from ccmemory.retrieval.search import MODES, search  # noqa: E402
 
 KS = (1, 3, 5)
 HELD_OUT_SETS = ("blind", "recall-quayside")

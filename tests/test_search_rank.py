@@ -1,4 +1,4 @@
-"""Ranking rules of ccmemory.search on a small SQLite index with hand-made vectors (issue 27)."""
+"""Ranking rules of ccmemory.retrieval.search on a small SQLite index with hand-made vectors (issue 27)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
+from ccmemory.core.model import Memory, parse_timestamp
 from ccmemory.index.base import FileRecord, Filters
 from ccmemory.index.sqlite import SQLiteIndex
-from ccmemory.model import Memory, parse_timestamp
-from ccmemory.search import MIN_SIMILARITY, search
+from ccmemory.retrieval.search import MIN_SIMILARITY, search
 
 DIM = 8
 #: cosine of each memory with the query: only m1 is above the floor, m2 is the second nearest
