@@ -84,6 +84,23 @@ def test_one_common_word_is_not_a_full_match() -> None:
     assert max(weak.values()) < 1.0
 
 
+def test_a_word_no_memory_holds_lowers_the_confidence_not_the_order() -> None:
+    """A query term with document frequency 0 counts against every score of the query (issue 27:
+    a question whose rare word is not in the vault, answered by its one common word, must not
+    look like a full match), by the same factor for all: the ranking does not change."""
+    docs = [
+        _c(f"d{i}", f"note {i}", "we use it" if i % 2 else "use it daily and use it well") for i in range(6)
+    ]
+    stats = _stats(docs, docs=20)
+    known = bm25.rank(["use"], docs, stats)
+    asked = bm25.rank(["use", "linter"], docs, stats)  # "linter": no memory holds it
+    assert [m for m, _ in asked] == [m for m, _ in known]
+    assert known[0][1] > 0.4 and asked[0][1] < 0.5 * known[0][1]
+    ratio = {round(a / k, 6) for (_, a), (_, k) in zip(asked, known, strict=True)}
+    assert len(ratio) == 1
+    assert bm25.rank(["linter"], docs, stats) == []  # nothing known: nothing to rank
+
+
 def test_title_outweighs_body_and_ties_break_by_id() -> None:
     t = _c("z", "invoice numbering", "")
     b = _c("a", "", "invoice numbering")

@@ -7,10 +7,14 @@ ranks identically. Pure functions, no I/O.
 Score: BM25F (Robertson & Zaragoza) over the three fields title / body / type fields: per query
 term, the field frequencies are length-normalised per field, weighted (FIELD_WEIGHTS) and summed,
 then saturated once with K1 and multiplied by the term's idf. The score is then *calibrated*:
-divided by the summed idf of the query terms that occur in the collection, so it lies in [0, 1)
-and reads "the share of the query's (idf-weighted) vocabulary this memory covers". A memory
-that only matches one common word gets a small score, not 1.0 (what min-max normalisation of raw
-bm25 gave it). Ranking by the calibrated score is the same as ranking by raw BM25F.
+divided by the summed idf of the query's terms, so it lies in [0, 1) and reads "the share of the
+query's (idf-weighted) vocabulary this memory covers". A memory that only matches one common
+word gets a small score, not 1.0 (what min-max normalisation of raw bm25 gave it). A query term
+that no memory holds counts too (UNKNOWN_IDF_SHARE of the idf of document frequency 0): no memory
+covers it, so it lowers every score of the query, and with it the confidence the fusion gives the
+text list (ccmemory.fusion.FusionRecipe.text_confidence): a question whose one rare word is not
+in the vault is not answered with confidence by the memories that share its common word.
+Ranking by the calibrated score is the same as ranking by raw BM25F.
 """
 
 from __future__ import annotations
@@ -31,6 +35,9 @@ FIELD_WEIGHTS = (4.0, 1.0, 2.0)
 CANDIDATE_CAP = 100
 #: scores are rounded so float summation order can never split a tie differently on two backends
 DIGITS = 9
+#: a query term no memory holds counts in the calibration with this share of the idf of a term of
+#: document frequency 0 (issue 27; 0.5 chosen on the tuning data, bench/RESULTS-retrieval.md)
+UNKNOWN_IDF_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -60,14 +67,17 @@ def rank(terms: Sequence[str], candidates: Sequence[Candidate], stats: Stats) ->
     if not terms or not candidates:
         return []
     n = max(stats.docs, 1)
-    idf = {}
+    idf: dict[str, float] = {}
+    unknown = 0
     for t in terms:
         df = min(stats.df.get(t, 0), n)
         if df:
             idf[t] = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
-    total = sum(idf.values())
-    if total <= 0:
+        else:
+            unknown += 1
+    if not idf:
         return []
+    total = sum(idf.values()) + unknown * UNKNOWN_IDF_SHARE * math.log(1.0 + (n + 0.5) / 0.5)
     avg = [max(length / n, 1.0) for length in stats.lengths]
     known = list(idf)
     out: list[tuple[str, float]] = []
