@@ -348,3 +348,30 @@ def test_recall_command_previews_and_reports_usage(vault: Path) -> None:
     assert usage["injections"] == 1 and usage["tokens"] > 0 and usage["sessions"][0]["session"] == "s-1"
     explain = _cli(vault, "context", "--explain")
     assert "(session start:" in explain and f"so far {usage['tokens']} tokens in 1 injections" in explain
+
+
+def test_what_came_of_a_recalled_memory_edited_files_and_citations(vault: Path) -> None:
+    """Recall remembers the files of what it showed: an edit of one of them in the same session
+    is logged once as `followed`; a reply that names a shown id is logged once as `cited`
+    (the capture worker passes the replies it reads). Neither counts for another session."""
+    from ccmemory.features.capture.worker import _note_citations
+    from ccmemory.features.recall import follow
+    from ccmemory.features.recall.state import SessionState
+
+    assert "ERP gateway" in _prompt(vault, "speed up the nightly invoice export to the ERP")
+    gotcha = next(i for i, f in SessionState(str(vault), "s-1").files.items() if f == ["services/invoicing/"])
+    # the file hook does not show the gotcha again, but the edit counts as a follow-up, once
+    assert "ERP gateway" not in _edit(vault, "services/invoicing/export.py")
+    _edit(vault, "services/invoicing/export.py")
+    _edit(vault, "services/invoicing/batch.py", tool="Read")  # reading is not following
+    _edit(vault, "services/invoicing/export.py", session="s-2")  # another session: shown anew
+    assert SessionState(str(vault), "s-1").followed == {gotcha}
+    assert SessionState(str(vault), "s-2").followed == set()
+
+    reply = {"k": "assistant", "text": f"Per the gotcha `{gotcha}` I split the batches at 500."}
+    _note_citations(vault, "s-1", [reply, {"k": "user", "text": gotcha}])
+    _note_citations(vault, "s-1", [reply])  # read again on a later pass: still once
+    assert follow.cited(str(vault), "s-3", {}, [reply["text"]]) == []  # never shown in s-3
+    usage = json.loads(_cli(vault, "recall", "--usage", "--json"))
+    assert (usage["edited_after"], usage["cited_after"]) == (1, 1) and usage["recalled"] >= 2
+    assert "1 had their files edited in the session, 1 were cited" in _cli(vault, "recall", "--usage")

@@ -41,6 +41,7 @@ KINDS = (
     "dismissed",
     "recalled",  # memories injected for a prompt or a file (ids; source prompt | file)
     "injected",  # tokens injected by recall (n; no ids)
+    "followed",  # recalled memories whose files were then edited in the session (ids)
 )
 INBOX = "telemetry.jsonl"
 SURFACED = "surfaced.jsonl"

@@ -147,6 +147,7 @@ class Worker:
             conv, tx_to = read_events(Path(tpath), cur["transcript"])
             tx_events, branch = conv.events, conv.branch
         merged = merge_events(events, tx_events)
+        _note_citations(self.root, session, tx_events)
         seg = build(merged, str(self.root))
         ctx = Context(
             root=self.root,
@@ -185,6 +186,20 @@ class Worker:
 
     def close(self) -> None:
         self.store.close()
+
+
+def _note_citations(root: Path, session: str, events: list[dict[str, Any]]) -> None:
+    """Recalled memories whose id Claude wrote in a reply (telemetry ``cited``; issue 27)."""
+    replies = [str(e.get("text") or "") for e in events if e.get("k") == "assistant"]
+    if not replies:
+        return
+    try:
+        from ccmemory.core.config import read_config_file
+        from ccmemory.features.recall.follow import cited
+
+        cited(str(root), session, read_config_file(root / ".ccmemory"), replies)
+    except Exception:  # telemetry only: never the capture's to fail
+        log.debug("citation telemetry skipped", exc_info=True)
 
 
 def _age(path: Path) -> float:

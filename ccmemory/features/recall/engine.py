@@ -62,6 +62,7 @@ class Shown(Protocol):
     created: str
     status: str
     fields: dict[str, Any]
+    files: list[str]
 
 
 @dataclass
@@ -73,6 +74,7 @@ class Recalled:
     created: str = ""
     status: str = "curated"
     fields: dict[str, Any] = field(default_factory=dict)
+    files: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -116,6 +116,7 @@ def tool(
         return ""
     ctx = Context(root, session)
     try:
+        _follow_up(ctx, tool_name, touched)
         s = ctx.settings
         if not (s.enabled and s.files and s.budget_tokens > 0):
             return ""
@@ -143,9 +144,22 @@ def _inject(ctx: Context, picks: list[engine.Pick], header: str, source: str) ->
     if not out.ids:
         return ""
     shown = {p.memory.id: _ver(p) for p in fresh if p.memory.id in out.ids}
-    state.record(shown, out.tokens)
+    files = {p.memory.id: list(p.memory.files or [])[:50] for p in fresh if p.memory.id in out.ids}
+    state.record(shown, out.tokens, files)
     _telemetry(ctx, out, source)
     return out.text
+
+
+def _follow_up(ctx: Context, tool_name: str, touched: list[str]) -> None:
+    """An edit of a file that a memory shown earlier in the session names (telemetry only;
+    a broken state file is the caller's to log, never the tool call's to fail)."""
+    from ccmemory.features.recall.follow import EDIT_TOOLS, edited
+
+    if tool_name in EDIT_TOOLS:
+        import contextlib
+
+        with contextlib.suppress(OSError, ValueError):  # telemetry only: recall goes on
+            edited(ctx.root, ctx.session, ctx.raw, tool_name, touched)
 
 
 def _ver(p: engine.Pick) -> str:

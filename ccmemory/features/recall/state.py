@@ -24,6 +24,9 @@ class SessionState:
         name = _SAFE.sub("_", session)[:120] or "unknown-session"
         self.path = os.path.join(root, ".ccmemory", "local", "recall", f"{name}.json")
         self.shown: dict[str, str] = {}  # memory id -> version shown
+        self.files: dict[str, list[str]] = {}  # memory id -> its files: entries (for "edited after")
+        self.followed: set[str] = set()  # shown memories whose files were then edited
+        self.cited: set[str] = set()  # shown memories whose id Claude then wrote in a reply
         self.tokens = 0  # tokens injected by recall in this session
         self.injections = 0
         try:
@@ -32,22 +35,40 @@ class SessionState:
             if isinstance(data, dict):
                 shown = data.get("shown")
                 self.shown = {str(k): str(v) for k, v in shown.items()} if isinstance(shown, dict) else {}
+                files = data.get("files")
+                if isinstance(files, dict):
+                    self.files = {
+                        str(k): [str(f) for f in v] for k, v in files.items() if isinstance(v, list)
+                    }
+                self.followed = {str(i) for i in data.get("followed") or []}
+                self.cited = {str(i) for i in data.get("cited") or []}
                 self.tokens = int(data.get("tokens") or 0)
                 self.injections = int(data.get("injections") or 0)
-        except (OSError, ValueError, TypeError):
+        except (OSError, ValueError, TypeError, AttributeError):
             pass
 
     def is_new(self, memory_id: str, ver: str) -> bool:
         return self.shown.get(memory_id) != ver
 
-    def record(self, shown: dict[str, str], tokens: int) -> None:
+    def record(self, shown: dict[str, str], tokens: int, files: dict[str, list[str]] | None = None) -> None:
         """Remember what was injected now and save (errors are the caller's to log)."""
         self.shown.update(shown)
+        self.files.update({k: v for k, v in (files or {}).items() if v})
         self.tokens += tokens
         self.injections += 1
+        self.save()
+
+    def save(self) -> None:
         from pathlib import Path
 
         from ccmemory.core.atomic import atomic_write
 
-        data = {"shown": self.shown, "tokens": self.tokens, "injections": self.injections}
+        data = {
+            "shown": self.shown,
+            "files": self.files,
+            "followed": sorted(self.followed),
+            "cited": sorted(self.cited),
+            "tokens": self.tokens,
+            "injections": self.injections,
+        }
         atomic_write(Path(self.path), json.dumps(data, sort_keys=True).encode("utf-8"), overwrite=True)

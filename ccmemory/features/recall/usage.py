@@ -4,7 +4,8 @@ Pure functions over ``telemetry.Store.events`` rows ``(ts, kind, session, memory
 tokens injected per day and per session (``injected`` events), memories recalled
 (``recalled``), and how many recalled memories were then fetched in full (a ``retrieved`` event
 for the same id within :data:`FOLLOW_WINDOW` after it was recalled; the MCP server does not know
-Claude Code's session id, so the join is by time).
+Claude Code's session id, so the join is by time), had their files edited in the session
+(``followed``) or were cited by id in a reply (``cited``; ``follow.py``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 FOLLOW_WINDOW = timedelta(minutes=30)
+#: the telemetry kinds :func:`summarise` reads
+USAGE_KINDS = ("injected", "recalled", "retrieved", "followed", "cited")
 Event = tuple[str, str, "str | None", "str | None", int]
 
 
@@ -23,6 +26,8 @@ class Usage:
     injections: int = 0
     recalled: int = 0  # memory lines injected
     fetched: int = 0  # of those, fetched in full afterwards
+    followed: int = 0  # recalled memories whose files were then edited in the session
+    cited: int = 0  # recalled memories whose id Claude then wrote in a reply
     by_day: dict[str, dict[str, int]] = field(default_factory=dict)
     by_session: dict[str, dict[str, int]] = field(default_factory=dict)
 
@@ -35,6 +40,10 @@ class Usage:
             "recalled": self.recalled,
             "fetched_after": self.fetched,
             "fetched_share": round(self.fetched / self.recalled, 3) if self.recalled else None,
+            "edited_after": self.followed,
+            "edited_share": round(self.followed / self.recalled, 3) if self.recalled else None,
+            "cited_after": self.cited,
+            "cited_share": round(self.cited / self.recalled, 3) if self.recalled else None,
             "by_day": dict(sorted(self.by_day.items())),
             "sessions": [{"session": s, **{k: v for k, v in d.items() if k != "last"}} for s, d in recent],
         }
@@ -69,6 +78,10 @@ def summarise(events: Iterable[Sequence[object]]) -> Usage:
             when = _when(ts)
             if when is not None:
                 recalls.append((mid, when))
+        elif kind == "followed" and isinstance(mid, str):
+            u.followed += 1
+        elif kind == "cited" and isinstance(mid, str) and session is not None:
+            u.cited += 1  # only recall's citations carry a session
         elif kind == "retrieved" and isinstance(mid, str):
             when = _when(ts)
             if when is not None:

@@ -83,6 +83,7 @@ def from_wire(d: dict[str, Any]) -> Pick:
         created=str(d.get("created") or ""),
         status=str(d.get("status") or "curated"),
         fields=dict(d.get("fields") or {}),
+        files=[str(f) for f in d.get("files") or []][:50],
     )
     raw = d.get("parts")
     parts: dict[str, Any] = raw if isinstance(raw, dict) else {}
@@ -100,6 +101,7 @@ def _as_dict(p: Pick) -> dict[str, Any]:
         "created": m.created,
         "status": m.status,
         "fields": {k: v for k, v in (m.fields or {}).items() if isinstance(v, str | int | float | bool)},
+        "files": list(m.files or [])[:50],
         "score": p.score,
         "why": p.why,
         "parts": {k: v for k, v in p.parts.items() if k in ("text_score", "vector_score", "file_match")},

@@ -79,13 +79,13 @@ def recall_cmd(prompt: str | None, files: tuple[str, ...], usage: bool, explain:
 
 def _usage(as_json: bool) -> None:
     from ccmemory.core import telemetry
-    from ccmemory.features.recall.usage import summarise
+    from ccmemory.features.recall.usage import USAGE_KINDS, summarise
 
     with service() as svc:
         store = telemetry.open_store(svc.vault.dir, svc.config.raw)
         try:
             store.ingest()
-            u = summarise(store.events(["injected", "recalled", "retrieved"]))
+            u = summarise(store.events(list(USAGE_KINDS)))
             enabled = store.config.enabled
         finally:
             store.close()
@@ -98,7 +98,8 @@ def _usage(as_json: bool) -> None:
     per = f"{u.tokens / u.injections:.1f}" if u.injections else "0"
     click.echo(
         f"recall injected {u.tokens} tokens in {u.injections} injections ({per} per injection); "
-        f"{u.recalled} memory lines, {u.fetched} fetched in full within 30 minutes"
+        f"{u.recalled} memory lines: {u.fetched} fetched in full within 30 minutes, "
+        f"{u.followed} had their files edited in the session, {u.cited} were cited by id in a reply"
     )
     for day, d in sorted(u.by_day.items())[-14:]:
         click.echo(f"  {day}  {d['tokens']:6} tokens  {d['injections']:4} injections")

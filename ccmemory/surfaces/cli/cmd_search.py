@@ -283,7 +283,7 @@ def _recall_line(svc: Any) -> str:
     """One line on recall's cost so far, from the local telemetry."""
     from ccmemory.core import telemetry
     from ccmemory.features.recall.config import recall_settings
-    from ccmemory.features.recall.usage import summarise
+    from ccmemory.features.recall.usage import USAGE_KINDS, summarise
 
     s = recall_settings(svc.config.raw)
     if not s.enabled:
@@ -291,7 +291,7 @@ def _recall_line(svc: Any) -> str:
     store = telemetry.open_store(svc.vault.dir, svc.config.raw)
     try:
         store.ingest()
-        u = summarise(store.events(["injected", "recalled", "retrieved"]))
+        u = summarise(store.events(list(USAGE_KINDS)))
     finally:
         store.close()
     per = f"{u.tokens / u.injections:.0f}" if u.injections else "0"

@@ -390,9 +390,9 @@ class Dash:
             seen = {e[3] for e in evs}
             never = [card(m) for m in current if m.id not in seen]
             most = [card(snap.by_id[i], uses=c) for i, c in count.most_common(50) if i in snap.by_id]
-            from ccmemory.features.recall.usage import summarise
+            from ccmemory.features.recall.usage import USAGE_KINDS, summarise
 
-            recall = summarise(self.store.events(["injected", "recalled", "retrieved"])).as_dict()
+            recall = summarise(self.store.events(list(USAGE_KINDS))).as_dict()
             return {
                 "telemetry_enabled": self.store.config.enabled,
                 "recall": recall,
