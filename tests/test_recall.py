@@ -375,3 +375,34 @@ def test_what_came_of_a_recalled_memory_edited_files_and_citations(vault: Path) 
     usage = json.loads(_cli(vault, "recall", "--usage", "--json"))
     assert (usage["edited_after"], usage["cited_after"]) == (1, 1) and usage["recalled"] >= 2
     assert "1 had their files edited in the session, 1 were cited" in _cli(vault, "recall", "--usage")
+
+
+def test_the_session_start_digest_spreads_its_budget_over_sections(repo: Path) -> None:
+    """Forty long corrections do not crowd out the gotchas, decisions and failed approaches:
+    each section gets its first lines before any section gets more, and a long right belief is
+    clipped (the full text is one `get` away)."""
+    from ccmemory.app.service import Service
+    from ccmemory.features.context import FIRST_PASS, GIST_CHARS, context_for
+    from tests.conftest import make_memory
+
+    svc = Service.open(repo)
+    try:
+        long = "the exporter retries each batch with backoff and " * 6
+        for i in range(40):
+            svc.record(
+                make_memory("correction", f"Correction {i} about the exporter", fields={"right_belief": long})
+            )
+        svc.record(make_memory("gotcha", "The ERP gateway drops batches above 500 documents"))
+        svc.record(make_memory("decision", "Invoices reach the ERP through a nightly job"))
+        svc.record(
+            make_memory("failed_approach", "Streaming invoices one by one", fields={"lesson": "Too slow."})
+        )
+        ctx = context_for(svc, 600)
+    finally:
+        svc.close()
+    assert ctx.tokens <= 600
+    for title in ("Project rules", "Gotchas and exceptions", "Recent decisions", "Failed approaches"):
+        assert f"## {title}" in ctx.text, title
+    lines = [ln for ln in ctx.text.splitlines() if ln.startswith("- [correction]")]
+    assert FIRST_PASS <= len(lines) < 40
+    assert all("…" in ln and len(ln) < 60 + GIST_CHARS + 40 for ln in lines)

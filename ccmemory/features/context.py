@@ -25,14 +25,30 @@ class ContextResult:
     tokens: int
 
 
+#: characters of a correction's right belief, a lesson or a justification shown after the title;
+#: the digest is one short line per memory, the full text is one `get` away
+GIST_CHARS = 90
+#: lines each section may take before any section takes more (a second pass fills the budget in
+#: section order), so a vault with forty corrections still shows its gotchas and decisions
+FIRST_PASS = 3
+
+
+def _clip(text: str, limit: int = GIST_CHARS) -> str:
+    text = " ".join(str(text).split())
+    if len(text) <= limit:
+        return text
+    cut = text[:limit].rsplit(" ", 1)[0] or text[:limit]
+    return cut.rstrip(",;:.") + "…"
+
+
 def _line(m: IndexedMemory, stale: set[str] | frozenset[str] = frozenset()) -> str:
     extra = ""
     if m.type == "correction" and m.fields.get("right_belief"):
-        extra = f" → {m.fields['right_belief']}"
+        extra = f" → {_clip(m.fields['right_belief'])}"
     elif m.type == "failed_approach" and m.fields.get("lesson"):
-        extra = f" — lesson: {m.fields['lesson']}"
+        extra = f" — lesson: {_clip(m.fields['lesson'])}"
     elif m.type == "exception" and m.fields.get("justification"):
-        extra = f" — because {m.fields['justification']}"
+        extra = f" — because {_clip(m.fields['justification'])}"
     flag = "" if m.status == "curated" else " (developmental)"
     flag += " (may be stale)" if m.id in stale else ""
     flag += f" (from {m.fields['_from']})" if m.fields.get("_from") else ""
@@ -153,28 +169,15 @@ def build_context(svc: Service, budget_tokens: int, *, task: str | None = None) 
 
     here = [m for _, ms in sections for m in ms if not m.fields.get("_from")]
     stale = set(for_indexed(svc.vault.root, here, svc.config.raw))
+    chosen, used = _fill(sections, stale, budget_tokens - estimate_tokens(header))
     out = [header]
-    used = estimate_tokens(header)
     ids: list[str] = []
-    seen: set[str] = set()
-    for title, mems in sections:
-        lines: list[str] = []
-        for m in mems:
-            if m.id in seen:
-                continue
-            line = _line(m, stale) + "\n"
-            cost = estimate_tokens(line)
-            head_cost = 0 if lines else estimate_tokens(f"\n## {title}\n")
-            if used + cost + head_cost > budget_tokens:
-                continue
-            if not lines:
-                out.append(f"\n## {title}\n")
-                used += head_cost
-            lines.append(line)
-            used += cost
-            seen.add(m.id)
-            ids.append(m.id)
-        out.extend(lines)
+    for title, lines in chosen:
+        if lines:
+            out.append(f"\n## {title}\n")
+            out.extend(line for _, line in lines)
+            ids.extend(mid for mid, _ in lines)
+    used += estimate_tokens(header)
     ref_text = _reference(svc, task, budget_tokens - used)
     if ref_text:
         out.append("\n" + ref_text)
@@ -182,6 +185,35 @@ def build_context(svc: Service, budget_tokens: int, *, task: str | None = None) 
         return ContextResult("", [], 0)
     text = "".join(out)
     return ContextResult(text, ids, estimate_tokens(text))
+
+
+def _fill(
+    sections: list[tuple[str, list[IndexedMemory]]], stale: set[str], budget: int
+) -> tuple[list[tuple[str, list[tuple[str, str]]]], int]:
+    """Choose lines within ``budget`` tokens: first up to FIRST_PASS per section in section order,
+    then the rest in section order; each memory once (in its first section). Returns the
+    sections' (id, line) lists in section order, and the tokens used."""
+    chosen: list[tuple[str, list[tuple[str, str]]]] = [(title, []) for title, _ in sections]
+    seen: set[str] = set()
+    used = 0
+    for first in (True, False):
+        for (title, mems), (_, lines) in zip(sections, chosen, strict=True):
+            for m in mems:
+                if first and len(lines) >= FIRST_PASS:
+                    break
+                if m.id in seen:
+                    continue
+                line = _line(m, stale) + "\n"
+                cost = estimate_tokens(line) + (0 if lines else estimate_tokens(f"\n## {title}\n"))
+                if used + cost > budget:
+                    continue
+                lines.append((m.id, line))
+                seen.add(m.id)
+                used += cost
+    for (_, mems), (_, lines) in zip(sections, chosen, strict=True):
+        rank = {m.id: i for i, m in enumerate(mems)}  # the second pass may fill a gap the first left
+        lines.sort(key=lambda item: rank[item[0]])
+    return chosen, used
 
 
 def _reference(svc: Service, task: str | None, budget_tokens: int) -> str:
