@@ -288,7 +288,7 @@ def test_query_context_follows_relations(client: SyncClient, auth: dict[str, dic
     # the fact shares no words with the task: full-text alone reaches it only through
     # d2 -[DEPENDS_ON]-> fact; with embeddings on, it may also match the task by meaning
     assert auth["fact"]["id"] in why
-    assert any("hop" in w for w in why.values())
+    assert any("hop" in w for w in why.values()), why
     for r in res["results"]:
         assert_cited(r)
     assert res["cross_project"] == {"requested": False, "available": False}

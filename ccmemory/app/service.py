@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ccmemory.app.sync import ReindexReport, load_record, reindex
+from ccmemory.app.sync import ReindexReport, record_from_bytes, reindex
 from ccmemory.core import gitstate
 from ccmemory.core.config import Config, load_config
 from ccmemory.core.model import Memory
@@ -250,14 +250,15 @@ class Service:
 
         If the index is unavailable the file is still written and the notice says so.
         """
-        path = self.vault.write_new(memory)
+        path, data = self.vault.write_new_bytes(memory)
         self._pending = None
         rel = self.vault.rel(path)
         view = gitstate.snapshot(self.vault.root, self.config.main_branch)
         status = view.status_of(rel)
         try:
-            st = path.stat()
-            rec = load_record(path, rel, st.st_mtime_ns, st.st_size)
+            # index the bytes just written (no read back); the mtime only dates the record, and a
+            # fresh one is "racy" (-1), so the next reindex hashes the file again anyway
+            rec = record_from_bytes(data, rel, -1)
             self.index.apply(self.project, [rec], [], view.status_of, None)
         except Exception as exc:
             return Recorded(

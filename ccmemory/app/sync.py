@@ -8,6 +8,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 from ccmemory.app.changes import RACY_NS, ChangeCounts
@@ -55,8 +56,6 @@ def load_record(path: Path, rel: str, mtime_ns: int, size: int) -> FileRecord:
     timestamp tick with the same size would be invisible to the (mtime, size) check. Its mtime is
     stored as -1 so the next reindex hashes it again.
     """
-    from datetime import UTC, datetime
-
     # a hand-written file without `created:` is indexed with its modification time until fixed
     modified = datetime.fromtimestamp(mtime_ns // 1_000_000_000, UTC) if mtime_ns > 0 else None
     if time.time_ns() - mtime_ns < RACY_NS:
@@ -65,6 +64,12 @@ def load_record(path: Path, rel: str, mtime_ns: int, size: int) -> FileRecord:
         data = read_bytes_checked(path, rel)
     except MemoryFileError as exc:
         return FileRecord(rel, mtime_ns, size, "", None, exc.reason, exc.line)
+    return record_from_bytes(data, rel, mtime_ns, modified)
+
+
+def record_from_bytes(data: bytes, rel: str, mtime_ns: int, modified: datetime | None = None) -> FileRecord:
+    """The index record of a memory file's bytes (read from disk by `load_record`, or just
+    written by `Service.record`: the same parse either way, so both index the same thing)."""
     digest = hashlib.sha256(data).hexdigest()
     try:
         parsed = parse_text(decode(data, rel), rel, created_fallback=modified)

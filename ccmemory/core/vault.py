@@ -507,6 +507,11 @@ class Vault:
         """Create the memory's file; never overwrites (a numeric suffix is added on a name clash).
 
         Every field is redacted here (`redact_memory`): the one choke point all writers pass."""
+        return self.write_new_bytes(memory)[0]
+
+    def write_new_bytes(self, memory: Memory) -> tuple[Path, bytes]:
+        """`write_new`, also returning the bytes written, so the caller can index what it wrote
+        without reading the file back."""
         from ccmemory.core.redact import redact_memory
 
         memory = redact_memory(memory)
@@ -525,5 +530,5 @@ class Vault:
                 atomic_write(path, data, overwrite=False, mode=UMASK)
             except FileExistsError:
                 continue
-            return path
+            return path, data
         raise FileExistsError(f"could not find a free file name near {base}")

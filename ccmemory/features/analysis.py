@@ -440,7 +440,7 @@ def suggest_connections(
     my_topics = {normalise_topic(t) for t in memory.topics}
     for hit in resp.hits:
         other = hit.memory
-        if other.id == memory.id or other.id in linked:
+        if hit.weak or other.id == memory.id or other.id in linked:  # far: no suggestion
             continue
         shared_topics = sorted(my_topics & {normalise_topic(t) for t in other.topics})
         shared_files = sorted(set(memory.files) & set(other.files))

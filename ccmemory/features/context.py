@@ -116,7 +116,7 @@ def _digest_sections(svc: Service, task: str | None) -> list[tuple[str, list[Ind
     sections: list[tuple[str, list[IndexedMemory]]] = []
     if task:
         hits = svc.search(task, limit=5).hits
-        sections.append(("Relevant to the task", [h.memory for h in hits]))
+        sections.append(("Relevant to the task", [h.memory for h in hits if not h.weak]))
     root = svc.vault.root
     branch = gitstate.current_branch(root) if gitstate.is_repo(root) else None
     main = svc.config.main_branch or (gitstate.main_branch(root) if branch else None)

@@ -33,7 +33,7 @@ def link_explicit(svc: Any, memory: Memory, *, mode: str = "hybrid") -> list[str
     related = 0
     for hit in hits:
         m = getattr(hit, "memory", hit)
-        if m.id == memory.id or m.id in have:
+        if getattr(hit, "weak", False) or m.id == memory.id or m.id in have:  # far: never a link
             continue
         old_text = f"{m.title}\n{m.body}\n{fields_text(m.type, m.fields)}"
         wrong = str(memory.fields.get("wrong_belief") or "")

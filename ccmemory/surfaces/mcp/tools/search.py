@@ -317,7 +317,8 @@ def query_context(
         resp = svc.search(task, limit=limit, expand=False)
         notices += resp.notices
         for h in resp.hits:
-            add(h.memory, "matches the task", 1.0 + h.score)
+            if not h.weak:  # a nearest-but-far neighbour is no reason to read a memory first
+                add(h.memory, "matches the task", 1.0 + h.score)
     if current_file:
         for m in svc.view.query(svc.filters(files=[current_file]), limit=limit):
             add(m, f"about {current_file}", 1.0)
