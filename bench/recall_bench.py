@@ -121,7 +121,9 @@ def run_quality(args: argparse.Namespace) -> None:
         svc = Service.open(root)
         svc.reindex()
         emb = svc.embedder()
-        svc.search("warm up the vectors", limit=1)  # embeds every memory once
+        _, problem = svc.embed_missing()  # every memory's vector, before any prompt is ranked
+        if problem or svc.vectors_pending:
+            raise SystemExit(f"embedding failed: {problem or svc.vectors_pending} left")
         results: dict[str, dict[str, Any]] = {}
         for mode in ("text", "hybrid"):
             tallies = {k: Tally() for k in (*PROMPT_KINDS, *TOOL_KINDS)}

@@ -303,6 +303,14 @@ def test_engine_gates_on_absolute_relevance() -> None:
         [hit("a", "decision", 0.8), hit("b", "gotcha", 0.7), hit("c", "fact", 0.3)], limit=3
     )
     assert [p.memory.id for p in picks] == ["b", "a"]  # the gotcha first: 0.7 x 1.15 > 0.8
+    # the bar drops with the prompt's length (both signals are diluted by its other words), to a
+    # floor; with full text alone it starts lower (no cosine to lift a paraphrase)
+    g = engine.DEFAULT_GATE
+    assert g.bar(3, vectors=True) == g.min_score and g.bar(3, vectors=False) == g.text_min_score
+    assert g.bar(8, vectors=True) < g.min_score and g.bar(200, vectors=True) == g.floor
+    mid = [hit("m", "decision", 0.0, (g.bar(10, True) + g.min_score) / 2)]
+    assert engine.gate_hits(mid, limit=3, terms=3) == []
+    assert [p.memory.id for p in engine.gate_hits(mid, limit=3, terms=10)] == ["m"]
 
 
 @pytest.mark.slow

@@ -41,11 +41,22 @@ class Gate:
     ``vector_scale``; check-before-acting types get ``check_first_boost``.
     """
 
-    min_score: float = 0.45  # relevance needed to inject anything
+    min_score: float = 0.45  # relevance needed to inject anything (a short prompt, with vectors)
+    text_min_score: float = 0.35  # the same when only full text ranks (no warm process)
+    per_term: float = 0.05  # the bar drops by this for each content word beyond `long_after`
+    long_after: int = 4
+    floor: float = 0.25  # however long the prompt
     relative: float = 0.6  # share of the best hit's relevance a further hit needs
     vector_scale: float = 1.0  # cosine -> the text score's scale
     min_terms: int = 2  # prompts with fewer analysed content words never recall
     check_first_boost: float = 1.15  # gotchas, corrections, exceptions, failed approaches
+
+    def bar(self, terms: int, vectors: bool) -> float:
+        """The relevance a hit needs for a prompt of ``terms`` content words. A long prompt
+        dilutes both signals (its text score is a share of all its words, its vector an average
+        of them), and chatter ("thanks, that works") is short: the bar drops with length."""
+        base = self.min_score if vectors else self.text_min_score
+        return max(self.floor, base - self.per_term * max(0, terms - self.long_after))
 
 
 DEFAULT_GATE = Gate()
@@ -96,7 +107,8 @@ def prompt_picks(
     gate: Gate = DEFAULT_GATE,
 ) -> list[Pick]:
     """The memories in force that apply to ``prompt``, best first, at most ``limit``."""
-    if not worth_asking(prompt, gate):
+    terms = content_terms(prompt)
+    if terms < gate.min_terms:
         return []
     from ccmemory.index.base import Filters
     from ccmemory.retrieval.search import search
@@ -104,14 +116,19 @@ def prompt_picks(
     f = Filters(project=project, types=list(RECALL_TYPES), viewer=viewer)
     mode = "hybrid" if embedder is not None else "text"
     resp = search(index, prompt, f, limit=candidates(limit), mode=mode, embedder=embedder, expand=False)
-    return gate_hits(resp.hits, limit=limit, gate=gate)
+    return gate_hits(resp.hits, limit=limit, gate=gate, terms=terms, vectors=resp.mode == "hybrid")
+
+
+def content_terms(prompt: str) -> int:
+    """How many analysed content words the prompt has (stopwords and punctuation left out)."""
+    from ccmemory.text.analyzer import query_terms
+
+    return len(query_terms(prompt))
 
 
 def worth_asking(prompt: str, gate: Gate = DEFAULT_GATE) -> bool:
     """Whether the prompt has enough content words to recall anything for."""
-    from ccmemory.text.analyzer import query_terms
-
-    return len(query_terms(prompt)) >= gate.min_terms
+    return content_terms(prompt) >= gate.min_terms
 
 
 def candidates(limit: int) -> int:
@@ -126,12 +143,21 @@ def relevance(parts: dict[str, float], mtype: str, gate: Gate = DEFAULT_GATE) ->
     return base * (gate.check_first_boost if mtype in CHECK_FIRST else 1.0)
 
 
-def gate_hits(hits: Iterable[Any], *, limit: int, gate: Gate = DEFAULT_GATE) -> list[Pick]:
-    """Apply the relevance gates to search hits (``ccmemory.retrieval.search.Hit``), best first."""
+def gate_hits(
+    hits: Iterable[Any],
+    *,
+    limit: int,
+    gate: Gate = DEFAULT_GATE,
+    terms: int = 0,
+    vectors: bool = True,
+) -> list[Pick]:
+    """Apply the relevance gates to search hits (``ccmemory.retrieval.search.Hit``) of a prompt
+    of ``terms`` content words, ranked with vectors or not; best first."""
     relevant = [
         Pick(h.memory, relevance(h.parts, h.memory.type, gate), "prompt", dict(h.parts)) for h in hits
     ]
-    relevant = [p for p in relevant if p.score >= gate.min_score]
+    bar = gate.bar(terms, vectors)
+    relevant = [p for p in relevant if p.score >= bar]
     if not relevant:
         return []
     relevant.sort(key=lambda p: (-p.score, p.memory.id))

@@ -123,10 +123,11 @@ def answer(svc: Service, request: Any) -> dict[str, Any]:
     if op == "prompt" and isinstance(request.get("text"), str):
         text = request["text"][:8000]
         picks = []
-        if engine.worth_asking(text):  # the Service's search: hybrid, embeds missing vectors in turn
+        terms = engine.content_terms(text)
+        if terms >= engine.DEFAULT_GATE.min_terms:  # the Service's search: hybrid, embeds missing vectors
             f = svc.filters(types=list(engine.RECALL_TYPES))
             resp = svc.search(text, f, limit=engine.candidates(limit), mode="hybrid", expand=False)
-            picks = engine.gate_hits(resp.hits, limit=limit)
+            picks = engine.gate_hits(resp.hits, limit=limit, terms=terms, vectors=resp.mode == "hybrid")
     elif op == "files" and isinstance(request.get("paths"), list):
         touched = [p for p in request["paths"] if isinstance(p, str)][:20]
         picks = engine.file_picks(svc.index, svc.project, touched, limit=limit, viewer=svc.viewer)
