@@ -6,7 +6,7 @@ import hashlib
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -15,7 +15,7 @@ from ccmemory.app.changes import RACY_NS, ChangeCounts
 from ccmemory.core import gitstate
 from ccmemory.core.vault import MemoryFileError, Vault, decode, parse_text, read_bytes_checked
 from ccmemory.core.walk import Skipped
-from ccmemory.index.base import FileProblem, FileRecord, Index
+from ccmemory.index.base import FileProblem, FileRecord, FileState, Index
 
 
 @dataclass
@@ -207,53 +207,86 @@ def reindex(
         index.clear(project)
     on_disk = scan(vault, report.skipped)
     known = index.file_states(project)
-    changed = [
-        rel
-        for rel, (_, mtime, size) in on_disk.items()
-        if rel not in known or known[rel].mtime_ns != mtime or known[rel].size != size
-    ]
+    changed = _changed(on_disk, known)
     removed = sorted(set(known) - set(on_disk))
     report.unchanged = len(on_disk) - len(changed)
 
     with _ParseAhead(on_disk, sorted(changed), index.parse_ahead) as parsed:
         view = gitstate.snapshot(vault.root, main_branch)
-        adders = gitstate.adders(vault.root) if view.in_repo else {}
-        if local_author:
-            # a file not committed yet was added by whoever's working tree it is in: a hand-written
-            # file without `author:` is theirs (and visible to them under the team rule)
-            adders = {**dict.fromkeys(on_disk, local_author), **adders}
-
+        adders = _adders(vault, view, on_disk, local_author)
         if not full:
             # before applying changes, so a re-derived memory's new status is counted too
             report.status_changed = index.refresh_status(project, view.status_of, adders)
-        records: list[FileRecord] = []
-        total = len(changed)
         report.removed = len(removed)
-        pending: list[FileRecord] = []
-        applied = False
-        for n, rec in enumerate(parsed, 1):
-            old = known.get(rec.path)
-            if old is None:
-                report.added += 1
-            elif old.hash == rec.hash and rec.hash:
-                report.unchanged += 1  # touched, same content: only the stat data is refreshed
-            else:
-                report.updated += 1
-            records.append(rec)
-            pending.append(rec)
-            if progress and (n % 200 == 0 or n == total):
-                progress(n, total)
-            if len(pending) == BATCH:
-                index.apply(project, pending, [] if applied else removed, view.status_of, adders)
-                applied, pending = True, []
-        if pending or (removed and not applied):
-            index.apply(project, pending, [] if applied else removed, view.status_of, adders)
+        records = _apply_in_batches(
+            index, project, parsed, known, removed, report, progress, len(changed), view.status_of, adders
+        )
     if records or removed:
         _relink(vault, index, project, records, view.status_of, adders)
     report.errors = index.file_problems(project)
     _reference(vault, index, project, view.status_of, full, report)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _changed(on_disk: dict[str, tuple[str, int, int]], known: dict[str, FileState]) -> list[str]:
+    """The files new on disk or whose stat data (mtime, size) differs from what the index holds."""
+    return [
+        rel
+        for rel, (_, mtime, size) in on_disk.items()
+        if rel not in known or known[rel].mtime_ns != mtime or known[rel].size != size
+    ]
+
+
+def _adders(
+    vault: Vault, view: gitstate.GitView, on_disk: dict[str, tuple[str, int, int]], local_author: str | None
+) -> dict[str, str]:
+    adders = gitstate.adders(vault.root) if view.in_repo else {}
+    if local_author:
+        # a file not committed yet was added by whoever's working tree it is in: a hand-written
+        # file without `author:` is theirs (and visible to them under the team rule)
+        adders = {**dict.fromkeys(on_disk, local_author), **adders}
+    return adders
+
+
+def _apply_in_batches(
+    index: Index,
+    project: str,
+    parsed: Iterable[FileRecord],
+    known: dict[str, FileState],
+    removed: list[str],
+    report: ReindexReport,
+    progress: Callable[[int, int], None] | None,
+    total: int,
+    status_of: Callable[[str], str],
+    adders: dict[str, str],
+) -> list[FileRecord]:
+    """Count and apply the parsed records BATCH at a time (the removals with the first batch);
+    returns them all."""
+    records: list[FileRecord] = []
+    pending: list[FileRecord] = []
+    applied = False
+    for n, rec in enumerate(parsed, 1):
+        _count(report, known.get(rec.path), rec)
+        records.append(rec)
+        pending.append(rec)
+        if progress and (n % 200 == 0 or n == total):
+            progress(n, total)
+        if len(pending) == BATCH:
+            index.apply(project, pending, [] if applied else removed, status_of, adders)
+            applied, pending = True, []
+    if pending or (removed and not applied):
+        index.apply(project, pending, [] if applied else removed, status_of, adders)
+    return records
+
+
+def _count(report: ReindexReport, old: FileState | None, rec: FileRecord) -> None:
+    if old is None:
+        report.added += 1
+    elif old.hash == rec.hash and rec.hash:
+        report.unchanged += 1  # touched, same content: only the stat data is refreshed
+    else:
+        report.updated += 1
 
 
 def _reference(

@@ -425,34 +425,49 @@ class Memory:
         """The inverse of `to_dict`, for data read back from disk (untrusted): checked by the same
         `validate` a memory file passes (a provisional id is accepted), so a bad value is a
         `ValueError` naming it, never a half-built memory."""
-        if not isinstance(data, dict):
-            raise ValueError(f"a memory must be a mapping, got {type(data).__name__}")
-        body = data.get("body") or ""
-        if not isinstance(body, str):
-            raise ValueError(f"'body' must be text, got {type(body).__name__}")
-        own, extra = data.get("fields") or {}, data.get("extra") or {}
-        if not isinstance(own, dict) or not isinstance(extra, dict):
-            raise ValueError("'fields' and 'extra' must be mappings")
-        mtype = data.get("type")
-        known_type = isinstance(mtype, str) and mtype in TYPES
-        wanted = TYPES[str(mtype)].fields if known_type else ()
-        stray = sorted(str(k) for k in own if k not in wanted)
-        if stray and known_type:  # an unknown type is reported by validate
-            raise ValueError(f"{', '.join(stray)} not a field of {mtype!r}")
+        body, own, extra = _dict_parts(data)
+        wanted = _own_fields(data.get("type"), own)
         meta = {str(k): v for k, v in extra.items()}
         meta.update({k: v for k, v in data.items() if k in COMMON_FIELDS})
         meta.update(own)
-        mid = meta.get("id")
-        errors = [
-            p.message
-            for p in validate(meta)
-            if p.level == "error" and not (p.key == "id" and isinstance(mid, str) and is_provisional(mid))
-        ]
+        errors = _errors_but_provisional_id(meta)
         if errors:
             raise ValueError("; ".join(errors))
         memory = from_frontmatter(meta, body)
         memory.extra = {str(k): v for k, v in extra.items() if k not in COMMON_FIELDS and k not in wanted}
         return memory
+
+
+def _dict_parts(data: Any) -> tuple[str, dict[Any, Any], dict[Any, Any]]:
+    """(body, fields, extra) of a serialised memory, each of the right kind, or ValueError."""
+    if not isinstance(data, dict):
+        raise ValueError(f"a memory must be a mapping, got {type(data).__name__}")
+    body = data.get("body") or ""
+    if not isinstance(body, str):
+        raise ValueError(f"'body' must be text, got {type(body).__name__}")
+    own, extra = data.get("fields") or {}, data.get("extra") or {}
+    if not isinstance(own, dict) or not isinstance(extra, dict):
+        raise ValueError("'fields' and 'extra' must be mappings")
+    return body, own, extra
+
+
+def _own_fields(mtype: Any, own: dict[Any, Any]) -> tuple[str, ...]:
+    """The fields of type `mtype` (none for an unknown type); ValueError naming any other in `own`."""
+    known_type = isinstance(mtype, str) and mtype in TYPES
+    wanted = TYPES[str(mtype)].fields if known_type else ()
+    stray = sorted(str(k) for k in own if k not in wanted)
+    if stray and known_type:  # an unknown type is reported by validate
+        raise ValueError(f"{', '.join(stray)} not a field of {mtype!r}")
+    return wanted
+
+
+def _errors_but_provisional_id(meta: dict[str, Any]) -> list[str]:
+    mid = meta.get("id")
+    return [
+        p.message
+        for p in validate(meta)
+        if p.level == "error" and not (p.key == "id" and isinstance(mid, str) and is_provisional(mid))
+    ]
 
 
 def prose_values(mtype: str, fields: dict[str, Any]) -> list[list[str]]:

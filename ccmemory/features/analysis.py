@@ -477,19 +477,10 @@ def metrics(svc: Service, now: datetime | None = None) -> dict[str, Any]:
     by_type = Counter(m.type for m in mems)
     by_status = Counter(m.status for m in mems)
     by_source = Counter(m.source or "unknown" for m in mems)
-    sessions = {m.session for m in mems if m.session}
-    corrections_in_sessions = sum(1 for m in mems if m.type == "correction" and m.session)
-    confidences = [m.confidence for m in mems if m.confidence is not None]
     rel_by_type = Counter(e.type for e in edges)
     open_questions = sum(1 for m in mems if m.type == "question" and m.fields.get("answer") in (None, "", []))
     chains = supersession_chains(mems, edges, min_length=2)
-    weeks: dict[str, int] = {}
-    now = now.replace(microsecond=0) + timedelta(seconds=1)  # a memory created this second counts
-    for w in range(8):
-        start = now - timedelta(days=7 * (w + 1))
-        end = now - timedelta(days=7 * w)
-        lo, hi = (d.strftime("%Y-%m-%dT%H:%M:%SZ") for d in (start, end))  # ISO text sorts as time
-        weeks[start.strftime("%Y-%m-%d")] = sum(1 for m in mems if lo <= m.created < hi)
+    weeks = _created_per_week(mems, now)
     authors = Counter(m.author or "unknown" for m in mems)
     stats = svc.view.stats()
     return {
@@ -498,14 +489,9 @@ def metrics(svc: Service, now: datetime | None = None) -> dict[str, Any]:
         "memories": total,
         "by_type": dict(sorted(by_type.items())),
         "by_status": dict(sorted(by_status.items())),
-        "curated_ratio": round(by_status.get("curated", 0) / total, 4) if total else None,
+        "curated_ratio": _share(by_status.get("curated", 0), total),
         "capture_sources": dict(sorted(by_source.items())),
-        "corrections": {
-            "count": by_type.get("correction", 0),
-            "share_of_memories": round(by_type.get("correction", 0) / total, 4) if total else None,
-            "sessions_with_memories": len(sessions),
-            "per_session": round(corrections_in_sessions / len(sessions), 4) if sessions else None,
-        },
+        "corrections": _corrections(mems, by_type.get("correction", 0)),
         "supersession": {
             "supersedes_edges": rel_by_type.get("SUPERSEDES", 0),
             "superseded_memories": len(superseded),
@@ -516,11 +502,7 @@ def metrics(svc: Service, now: datetime | None = None) -> dict[str, Any]:
         "relations_by_type": dict(sorted(rel_by_type.items())),
         "open_questions": open_questions,
         "failed_approaches": by_type.get("failed_approach", 0),
-        "confidence": {
-            "with_confidence": len(confidences),
-            "mean": round(sum(confidences) / len(confidences), 4) if confidences else None,
-            "below_0_6": sum(1 for c in confidences if c < 0.6),
-        },
+        "confidence": _confidence(mems),
         "authors": dict(authors.most_common(10)),
         "created_per_week": weeks,
         "invalid_files": stats.get("invalid_files"),
@@ -529,3 +511,39 @@ def metrics(svc: Service, now: datetime | None = None) -> dict[str, Any]:
             "retrieval hit rates and injected-context usage need telemetry, which this index does not hold"
         ],
     }
+
+
+def _share(part: int, whole: int) -> float | None:
+    return round(part / whole, 4) if whole else None
+
+
+def _corrections(mems: list[IndexedMemory], count: int) -> dict[str, Any]:
+    sessions = {m.session for m in mems if m.session}
+    corrections_in_sessions = sum(1 for m in mems if m.type == "correction" and m.session)
+    return {
+        "count": count,
+        "share_of_memories": _share(count, len(mems)),
+        "sessions_with_memories": len(sessions),
+        "per_session": round(corrections_in_sessions / len(sessions), 4) if sessions else None,
+    }
+
+
+def _confidence(mems: list[IndexedMemory]) -> dict[str, Any]:
+    confidences = [m.confidence for m in mems if m.confidence is not None]
+    return {
+        "with_confidence": len(confidences),
+        "mean": round(sum(confidences) / len(confidences), 4) if confidences else None,
+        "below_0_6": sum(1 for c in confidences if c < 0.6),
+    }
+
+
+def _created_per_week(mems: list[IndexedMemory], now: datetime) -> dict[str, int]:
+    """Memories created in each of the last 8 seven-day windows, newest first, keyed by start day."""
+    weeks: dict[str, int] = {}
+    now = now.replace(microsecond=0) + timedelta(seconds=1)  # a memory created this second counts
+    for w in range(8):
+        start = now - timedelta(days=7 * (w + 1))
+        end = now - timedelta(days=7 * w)
+        lo, hi = (d.strftime("%Y-%m-%dT%H:%M:%SZ") for d in (start, end))  # ISO text sorts as time
+        weeks[start.strftime("%Y-%m-%d")] = sum(1 for m in mems if lo <= m.created < hi)
+    return weeks

@@ -9,9 +9,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ccmemory.app.resolve import target_ids
-from ccmemory.core.model import FOLDER_TO_TYPE, format_timestamp
+from ccmemory.core.model import FOLDER_TO_TYPE, Memory, format_timestamp
 from ccmemory.core.vault import (
     MemoryFileError,
+    ParsedFile,
     Vault,
     check_text,
     decode,
@@ -35,40 +36,15 @@ def check_vault(vault: Vault) -> list[Finding]:
         findings.append(Finding(".ccmemory/local", 1, "error", why))
     for entry in entries:
         path, rel = Path(entry.path), entry.rel
-        try:
-            text = decode(read_bytes_checked(path, rel), rel)
-        except MemoryFileError as exc:
-            findings.append(Finding(rel, exc.line or 1, "error", exc.reason))
+        loaded = _load(path, rel, findings)
+        if loaded is None:
             continue
-        try:
-            parsed = parse_text(text, rel)
-        except MemoryFileError as exc:
-            problems = check_text(text)
-            if problems:
-                findings += [Finding(rel, line, p.level, p.message) for line, p in problems]
-            else:
-                findings.append(Finding(rel, exc.line or 1, "error", exc.reason))
-            continue
+        text, parsed = loaded
         m = parsed.memory
         findings += [Finding(rel, key_line(text, w.key) or 1, "warning", w.message) for w in parsed.warnings]
         paths[rel] = m.id
-        folder = path.relative_to(vault.dir).parts[0]
-        if FOLDER_TO_TYPE.get(folder) != m.type:
-            findings.append(
-                Finding(rel, key_line(text, "type") or 1, "warning", f"a {m.type} in the {folder}/ folder")
-            )
-        if m.id in ids:
-            findings.append(
-                Finding(
-                    rel, key_line(text, "id") or 1, "error", f"duplicate id {m.id}: also used by {ids[m.id]}"
-                )
-            )
-        else:
-            ids[m.id] = rel
-        for target in m.supersedes:
-            targets.append((rel, key_line(text, "supersedes") or 1, target))
-        for r in m.relations:
-            targets.append((rel, key_line(text, "relations") or 1, r.target))
+        findings += _placement(vault, path, rel, text, m, ids)
+        targets += _targets(rel, text, m)
     known = target_ids([t for _, _, t in targets if t not in ids], paths)
     for rel, line, target in targets:
         if target not in ids and target not in known and cited_reference(target) is None:
@@ -77,6 +53,50 @@ def check_vault(vault: Vault) -> list[Finding]:
 
     findings += reference_findings(vault)
     return sorted(findings, key=lambda f: (f.path, f.line, f.level, f.message))
+
+
+def _load(path: Path, rel: str, findings: list[Finding]) -> tuple[str, ParsedFile] | None:
+    """The file's text and parse, or None with its problems added to `findings`."""
+    try:
+        text = decode(read_bytes_checked(path, rel), rel)
+    except MemoryFileError as exc:
+        findings.append(Finding(rel, exc.line or 1, "error", exc.reason))
+        return None
+    try:
+        return text, parse_text(text, rel)
+    except MemoryFileError as exc:
+        problems = check_text(text)
+        if problems:
+            findings += [Finding(rel, line, p.level, p.message) for line, p in problems]
+        else:
+            findings.append(Finding(rel, exc.line or 1, "error", exc.reason))
+        return None
+
+
+def _placement(
+    vault: Vault, path: Path, rel: str, text: str, m: Memory, ids: dict[str, str]
+) -> list[Finding]:
+    """A memory in another type's folder, or an id used before (else the id is recorded in `ids`)."""
+    out = []
+    folder = path.relative_to(vault.dir).parts[0]
+    if FOLDER_TO_TYPE.get(folder) != m.type:
+        out.append(
+            Finding(rel, key_line(text, "type") or 1, "warning", f"a {m.type} in the {folder}/ folder")
+        )
+    if m.id in ids:
+        out.append(
+            Finding(rel, key_line(text, "id") or 1, "error", f"duplicate id {m.id}: also used by {ids[m.id]}")
+        )
+    else:
+        ids[m.id] = rel
+    return out
+
+
+def _targets(rel: str, text: str, m: Memory) -> list[tuple[str, int, str]]:
+    """(file, line, target) of every supersedes and relation target the memory names."""
+    out = [(rel, key_line(text, "supersedes") or 1, target) for target in m.supersedes]
+    out += [(rel, key_line(text, "relations") or 1, r.target) for r in m.relations]
+    return out
 
 
 # --- check --fix: supply id and created, like a formatter -------------------------------------------

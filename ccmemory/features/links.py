@@ -67,14 +67,40 @@ def missing_links(svc: Service, limit: int = 10) -> list[dict[str, Any]]:
     by_id = {m.id: m for m in mems}
     linked = {frozenset((e.src, e.dst)) for e in all_edges(svc, by_id)}
     words = {m.id: _words(m) for m in mems}
+    weight, idf = _weights(words, len(mems))
+    own = {mid: sum(weight.get(w, 0.0) for w in ws) for mid, ws in words.items()}
+    topics = {m.id: {normalise_topic(t) for t in m.topics} for m in mems}
+    scored: list[tuple[float, str, str]] = []
+    for (a, b), overlap in _shared(words, idf).items():
+        if frozenset((a, b)) in linked:
+            continue
+        denom = math.sqrt(own[a] * own[b])
+        score = overlap / denom if denom else 0.0
+        score += TOPIC_BONUS * len(topics[a] & topics[b])
+        score += FILE_BONUS * len(set(by_id[a].files) & set(by_id[b].files))
+        if score >= MIN_SCORE:
+            scored.append((score, a, b))
+    scored.sort(key=lambda t: (-t[0], t[1], t[2]))
+    return [
+        _suggestion(by_id[a], by_id[b], score, words[a] & words[b] & idf.keys(), idf, topics)
+        for score, a, b in scored[:limit]
+    ]
+
+
+def _weights(words: dict[str, set[str]], n: int) -> tuple[dict[str, float], dict[str, float]]:
+    """(idf of every word in at most MAX_DF memories, the same for those in two or more: the only
+    ones a pair can share)."""
     df: dict[str, int] = defaultdict(int)
     for ws in words.values():
         for w in ws:
             df[w] += 1
-    n = len(mems)
     weight = {w: math.log(1 + n / c) for w, c in df.items() if c <= MAX_DF}
     idf = {w: v for w, v in weight.items() if df[w] > 1}  # only these can be shared
-    own = {mid: sum(weight.get(w, 0.0) for w in ws) for mid, ws in words.items()}
+    return weight, idf
+
+
+def _shared(words: dict[str, set[str]], idf: dict[str, float]) -> dict[tuple[str, str], float]:
+    """(id a, id b) with a < b -> the idf weight of the words they share, through postings lists."""
     postings: dict[str, list[str]] = defaultdict(list)
     for mid in sorted(words):
         for w in words[mid]:
@@ -85,32 +111,26 @@ def missing_links(svc: Service, limit: int = 10) -> list[dict[str, Any]]:
         for i, a in enumerate(ids):
             for b in ids[i + 1 :]:
                 shared[(a, b)] += idf[w]
-    topics = {m.id: {normalise_topic(t) for t in m.topics} for m in mems}
-    scored: list[tuple[float, str, str]] = []
-    for (a, b), overlap in shared.items():
-        if frozenset((a, b)) in linked:
-            continue
-        denom = math.sqrt(own[a] * own[b])
-        score = overlap / denom if denom else 0.0
-        score += TOPIC_BONUS * len(topics[a] & topics[b])
-        score += FILE_BONUS * len(set(by_id[a].files) & set(by_id[b].files))
-        if score >= MIN_SCORE:
-            scored.append((score, a, b))
-    scored.sort(key=lambda t: (-t[0], t[1], t[2]))
-    out: list[dict[str, Any]] = []
-    for score, a, b in scored[:limit]:
-        ma, mb = by_id[a], by_id[b]
-        newer, older = (ma, mb) if (ma.created, ma.id) >= (mb.created, mb.id) else (mb, ma)
-        common = sorted(words[a] & words[b] & idf.keys(), key=lambda w: (-idf[w], w))
-        out.append(
-            {
-                "from": newer,
-                "to": older,
-                "score": score,
-                "shared_words": common[:8],
-                "shared_topics": sorted(topics[a] & topics[b]),
-                "shared_files": sorted(set(ma.files) & set(mb.files)),
-                "suggested_relation": suggested_relation(newer, older),
-            }
-        )
-    return out
+    return shared
+
+
+def _suggestion(
+    ma: IndexedMemory,
+    mb: IndexedMemory,
+    score: float,
+    common_words: set[str],
+    idf: dict[str, float],
+    topics: dict[str, set[str]],
+) -> dict[str, Any]:
+    """One missing link, from the newer memory to the older, with what the two share."""
+    newer, older = (ma, mb) if (ma.created, ma.id) >= (mb.created, mb.id) else (mb, ma)
+    common = sorted(common_words, key=lambda w: (-idf[w], w))
+    return {
+        "from": newer,
+        "to": older,
+        "score": score,
+        "shared_words": common[:8],
+        "shared_topics": sorted(topics[ma.id] & topics[mb.id]),
+        "shared_files": sorted(set(ma.files) & set(mb.files)),
+        "suggested_relation": suggested_relation(newer, older),
+    }

@@ -150,20 +150,9 @@ def search(
     if mode in ("text", "hybrid"):
         text_list = index.text_search(query, f, recipe.candidates)
     if mode in ("semantic", "hybrid"):
-        vectors: list[tuple[str, float]] | None = None
-        if embedder is None:
-            reason = embedder_problem or "no embedder configured"
-        else:
-            try:
-                qv = embedder.embed([query], kind="query")[0]
-                floor = float(getattr(embedder, "min_similarity", MIN_SIMILARITY))
-                nearest = index.vector_search(embedder.name, qv, f, recipe.candidates)
-                # the fusion takes the memories above the floor, and at least the `limit`
-                # nearest however far (marked weak below)
-                vectors = [(mid, s) for i, (mid, s) in enumerate(nearest) if i < limit or s >= floor]
-                reason = ""
-            except Exception as exc:
-                reason = f"{type(exc).__name__}: {exc}"
+        vectors, reason, floor = _vector_candidates(
+            index, query, f, embedder, embedder_problem, recipe.candidates, limit
+        )
         if vectors is None:
             notices.append(f"semantic search is off: {reason}; using full-text search only")
             if mode == "semantic":
@@ -176,14 +165,7 @@ def search(
     if not fused:
         return SearchResponse([], used, notices)
     scale = recipe.text_scale(text_scores, vec_scores)  # for `explain` (fuse applied it)
-    parts_of: dict[str, dict[str, float]] = {mid: {"fused": score} for mid, score in fused.items()}
-    if scale < 1.0:
-        for parts in parts_of.values():
-            parts["text_scale"] = scale
-    for name, items in (("text", text_list), ("vector", vec_list)):
-        for rank, (mid, score) in enumerate(items, 1):
-            parts_of[mid][f"{name}_rank"] = rank
-            parts_of[mid][f"{name}_score"] = score
+    parts_of = _fusion_parts(fused, scale, text_list, vec_list)
     mems = {m.id: m for m in index.get(f.project, list(fused))}
     asked = intent.wanted_types(query)
     hits: dict[str, Hit] = {}
@@ -201,6 +183,49 @@ def search(
     if expand and ranked:
         ranked = _expand(index, f, ranked, limit, now)
     return SearchResponse(ranked[:limit], used, notices)
+
+
+def _vector_candidates(
+    index: Index,
+    query: str,
+    f: Filters,
+    embedder: QueryEmbedder | None,
+    embedder_problem: str | None,
+    candidates: int,
+    limit: int,
+) -> tuple[list[tuple[str, float]] | None, str, float]:
+    """(the vector candidates or None when semantic search is off, why it is off, the embedder's
+    similarity floor)."""
+    floor = MIN_SIMILARITY
+    if embedder is None:
+        return None, embedder_problem or "no embedder configured", floor
+    try:
+        qv = embedder.embed([query], kind="query")[0]
+        floor = float(getattr(embedder, "min_similarity", MIN_SIMILARITY))
+        nearest = index.vector_search(embedder.name, qv, f, candidates)
+        # the fusion takes the memories above the floor, and at least the `limit`
+        # nearest however far (marked weak below)
+        return [(mid, s) for i, (mid, s) in enumerate(nearest) if i < limit or s >= floor], "", floor
+    except Exception as exc:
+        return None, f"{type(exc).__name__}: {exc}", floor
+
+
+def _fusion_parts(
+    fused: dict[str, float],
+    scale: float,
+    text_list: list[tuple[str, float]],
+    vec_list: list[tuple[str, float]],
+) -> dict[str, dict[str, float]]:
+    """Per candidate, the score parts `explain` shows: fused score, text scale, ranks and scores."""
+    parts_of: dict[str, dict[str, float]] = {mid: {"fused": score} for mid, score in fused.items()}
+    if scale < 1.0:
+        for parts in parts_of.values():
+            parts["text_scale"] = scale
+    for name, items in (("text", text_list), ("vector", vec_list)):
+        for rank, (mid, score) in enumerate(items, 1):
+            parts_of[mid][f"{name}_rank"] = rank
+            parts_of[mid][f"{name}_score"] = score
+    return parts_of
 
 
 def _expand(index: Index, f: Filters, ranked: list[Hit], limit: int, now: datetime) -> list[Hit]:

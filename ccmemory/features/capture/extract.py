@@ -404,16 +404,10 @@ class Planner:
         asked = [p for p in live if p.near]
         if not asked:
             return False
-        lines: list[str] = []
-        for n, p in enumerate(asked, 1):
-            lines += [f"NEW {n}: {p.memory.title}", f"NEW {n} BODY: {p.memory.body[:600]}"]
-            for e in p.near:
-                lines += [f"OLD {n} {e.id}: {e.title}", f"OLD {n} {e.id} BODY: {e.body.strip()[:400]}"]
-            lines.append("")
         try:
             completion = self._call(
                 PAIR_SYSTEM,
-                "\n".join(lines),
+                _pairs_prompt(asked),
                 model=self.settings.signal_model,
                 max_tokens=60 + 40 * sum(len(p.near) for p in asked),
                 purpose="classify",
@@ -423,32 +417,53 @@ class Planner:
             return False
         if completion is None:
             return False
-        try:
-            obj = json.loads(re.sub(r"```(?:json)?", "", completion.text).strip())
-        except ValueError:
-            return False
-        if not isinstance(obj, dict):
-            return False
-        if isinstance(obj.get("supersedes"), list) and len(asked) == 1:  # the older, shorter answer
-            wanted = {str(i) for i in obj["supersedes"]}
-            for e in asked[0].near:
-                asked[0].verdicts[e.id] = "supersedes" if e.id in wanted else "distinct"
-            return True
-        pairs = obj.get("pairs")
-        if not isinstance(pairs, list):
-            return False
-        for pair in pairs:
-            if not isinstance(pair, dict):
-                continue
-            num, old, rel = pair.get("new"), str(pair.get("old", "")), str(pair.get("relation", ""))
-            if isinstance(num, int) and 1 <= num <= len(asked) and rel in polarity.RELATIONS:
-                p = asked[num - 1]
-                if any(e.id == old for e in p.near):
-                    p.verdicts[old] = rel
-        for p in asked:  # a pair the model left out: distinct
-            for e in p.near:
-                p.verdicts.setdefault(e.id, "distinct")
+        obj = _json_object(completion.text)
+        return obj is not None and _take_verdicts(obj, asked)
+
+
+def _pairs_prompt(asked: list[_Pending]) -> str:
+    """Each new memory and its close existing ones, numbered, bodies clipped."""
+    lines: list[str] = []
+    for n, p in enumerate(asked, 1):
+        lines += [f"NEW {n}: {p.memory.title}", f"NEW {n} BODY: {p.memory.body[:600]}"]
+        for e in p.near:
+            lines += [f"OLD {n} {e.id}: {e.title}", f"OLD {n} {e.id} BODY: {e.body.strip()[:400]}"]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _json_object(text: str) -> dict[str, Any] | None:
+    """The reply as a JSON object (code fences ignored), or None."""
+    try:
+        obj = json.loads(re.sub(r"```(?:json)?", "", text).strip())
+    except ValueError:
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+def _take_verdicts(obj: dict[str, Any], asked: list[_Pending]) -> bool:
+    """Set the verdicts the reply gives: `supersedes` (one new memory) or `pairs`, a pair left out
+    being distinct. False when the reply has neither."""
+    if isinstance(obj.get("supersedes"), list) and len(asked) == 1:  # the older, shorter answer
+        wanted = {str(i) for i in obj["supersedes"]}
+        for e in asked[0].near:
+            asked[0].verdicts[e.id] = "supersedes" if e.id in wanted else "distinct"
         return True
+    pairs = obj.get("pairs")
+    if not isinstance(pairs, list):
+        return False
+    for pair in pairs:
+        if not isinstance(pair, dict):
+            continue
+        num, old, rel = pair.get("new"), str(pair.get("old", "")), str(pair.get("relation", ""))
+        if isinstance(num, int) and 1 <= num <= len(asked) and rel in polarity.RELATIONS:
+            p = asked[num - 1]
+            if any(e.id == old for e in p.near):
+                p.verdicts[old] = rel
+    for p in asked:  # a pair the model left out: distinct
+        for e in p.near:
+            p.verdicts.setdefault(e.id, "distinct")
+    return True
 
 
 def _as_existing(mem: Memory) -> Existing:

@@ -7,7 +7,7 @@ to a provider never grows with the length of the session.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -92,48 +92,72 @@ def build(events: Iterable[dict[str, Any]], root: str | None = None) -> Segment:
 
     for ev in events:
         kind = ev.get("k")
-        if kind == "prompt":
-            text = _clip(redact(str(ev.get("text", ""))), MAX_PROMPT_CHARS)
-            if text and text not in seg.prompts:
-                if len(seg.prompts) >= MAX_PROMPTS:
-                    seg.prompts.pop(0)  # keep the most recent prompts
-                    seg.dropped += 1
-                seg.prompts.append(text)
-        elif kind == "command":
-            name = str(ev.get("name", "")).strip()
-            args = _clip(redact(str(ev.get("args", ""))), MAX_PROMPT_CHARS)
-            if name:
-                _add_unique(seg.commands_typed, (name, args), MAX_PROMPTS, seg)
-        elif kind == "tool":
-            tid = ev.get("id")
-            if isinstance(tid, str) and tid:
-                if tid in seen_tools:
-                    # the same call from spool and transcript: keep the richer error/exit info
-                    _merge_result(seg, ev)
-                    continue
-                seen_tools.add(tid)
-            seg.tool_calls += 1
-            path = ev.get("file")
-            if isinstance(path, str) and path:
-                target = seg.files_modified if ev.get("write") else seg.files_read
-                _add_unique(target, rel(path), MAX_FILES, seg)
-            cmd = ev.get("cmd")
-            if isinstance(cmd, str) and cmd.strip():
-                code = ev.get("exit") if isinstance(ev.get("exit"), int) else None
-                entry = (_clip(redact(cmd), MAX_COMMAND_CHARS), code)
-                _add_unique(seg.commands, entry, MAX_COMMANDS, seg)
-            _merge_result(seg, ev)
-        elif kind == "assistant":
-            text = str(ev.get("text", "")).strip()
-            if text:
-                seg.last_assistant = _clip(redact(text), MAX_ASSISTANT_CHARS)
-        elif kind == "compact":
-            summary = str(ev.get("summary") or "")
-            if summary:
-                seg.compact_summary = _clip(redact(summary), MAX_COMPACT_CHARS)
+        if kind == "tool":
+            _add_tool(seg, ev, seen_tools, rel)
+            continue
+        fold = _FOLD.get(kind) if isinstance(kind, str) else None
+        if fold is not None:
+            fold(seg, ev)
     # files read then modified are listed once, as modified
     seg.files_read = [f for f in seg.files_read if f not in seg.files_modified]
     return seg
+
+
+def _add_prompt(seg: Segment, ev: dict[str, Any]) -> None:
+    text = _clip(redact(str(ev.get("text", ""))), MAX_PROMPT_CHARS)
+    if text and text not in seg.prompts:
+        if len(seg.prompts) >= MAX_PROMPTS:
+            seg.prompts.pop(0)  # keep the most recent prompts
+            seg.dropped += 1
+        seg.prompts.append(text)
+
+
+def _add_command(seg: Segment, ev: dict[str, Any]) -> None:
+    name = str(ev.get("name", "")).strip()
+    args = _clip(redact(str(ev.get("args", ""))), MAX_PROMPT_CHARS)
+    if name:
+        _add_unique(seg.commands_typed, (name, args), MAX_PROMPTS, seg)
+
+
+def _set_assistant(seg: Segment, ev: dict[str, Any]) -> None:
+    text = str(ev.get("text", "")).strip()
+    if text:
+        seg.last_assistant = _clip(redact(text), MAX_ASSISTANT_CHARS)
+
+
+def _set_compact(seg: Segment, ev: dict[str, Any]) -> None:
+    summary = str(ev.get("summary") or "")
+    if summary:
+        seg.compact_summary = _clip(redact(summary), MAX_COMPACT_CHARS)
+
+
+_FOLD: dict[str, Callable[[Segment, dict[str, Any]], None]] = {
+    "prompt": _add_prompt,
+    "command": _add_command,
+    "assistant": _set_assistant,
+    "compact": _set_compact,
+}
+
+
+def _add_tool(seg: Segment, ev: dict[str, Any], seen_tools: set[str], rel: Callable[[str], str]) -> None:
+    tid = ev.get("id")
+    if isinstance(tid, str) and tid:
+        if tid in seen_tools:
+            # the same call from spool and transcript: keep the richer error/exit info
+            _merge_result(seg, ev)
+            return
+        seen_tools.add(tid)
+    seg.tool_calls += 1
+    path = ev.get("file")
+    if isinstance(path, str) and path:
+        target = seg.files_modified if ev.get("write") else seg.files_read
+        _add_unique(target, rel(path), MAX_FILES, seg)
+    cmd = ev.get("cmd")
+    if isinstance(cmd, str) and cmd.strip():
+        code = ev.get("exit") if isinstance(ev.get("exit"), int) else None
+        entry = (_clip(redact(cmd), MAX_COMMAND_CHARS), code)
+        _add_unique(seg.commands, entry, MAX_COMMANDS, seg)
+    _merge_result(seg, ev)
 
 
 def _merge_result(seg: Segment, ev: dict[str, Any]) -> None:

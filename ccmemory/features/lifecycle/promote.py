@@ -90,14 +90,7 @@ def _checked_out_in(root: Path, branch: str) -> str | None:
 def promote(
     root: Path, branch: str | None = None, *, configured_main: str | None = None, dry_run: bool = False
 ) -> PromoteResult:
-    if not gitstate.is_repo(root):
-        raise PromoteError("promotion needs a git repository")
-    main = gitstate.main_branch(root, configured_main)
-    src = branch or gitstate.current_branch(root)
-    if not src:
-        raise PromoteError("HEAD is detached: name the branch to promote with --branch")
-    if src in (main, f"refs/heads/{main}"):
-        raise PromoteError(f"{src} is the main branch already; name a feature branch with --branch")
+    main, src = _branches(root, branch, configured_main)
     main_ref = f"refs/heads/{main}"
     old_main = gitstate.git(root, "rev-parse", "--verify", "--quiet", main_ref, check=False).strip()
     if not old_main:
@@ -118,11 +111,40 @@ def promote(
     if base is None:
         raise PromoteError(f"{src} and {main} have no common history")
 
+    result = PromoteResult(src, main, old_main, None, dry_run=dry_run)
+    info_lines = _plan(root, result, _branch_changes(root, base, src_commit), base)
+    if not result.changes or dry_run:
+        return result
+
+    tree = _write_tree(root, old_main, info_lines)
+    message = _message(result, src_commit, base)
+    commit = _run(root, ["commit-tree", tree, "-p", old_main], stdin=message).strip()
+    _run(root, ["update-ref", "-m", f"ccmemory promote {src}", main_ref, commit, old_main])
+    result.new_main = commit
+    return result
+
+
+def _branches(root: Path, branch: str | None, configured_main: str | None) -> tuple[str, str]:
+    """(main branch, branch to promote), refusing what cannot be promoted."""
+    if not gitstate.is_repo(root):
+        raise PromoteError("promotion needs a git repository")
+    main = gitstate.main_branch(root, configured_main)
+    src = branch or gitstate.current_branch(root)
+    if not src:
+        raise PromoteError("HEAD is detached: name the branch to promote with --branch")
+    if src in (main, f"refs/heads/{main}"):
+        raise PromoteError(f"{src} is the main branch already; name a feature branch with --branch")
+    return main, src
+
+
+def _branch_changes(root: Path, base: str, src_commit: str) -> list[tuple[str, str, str, str]]:
+    """(status, path, new mode, new oid) of each vault file the branch changed since `base`,
+    machine-local files left out."""
     raw = _run(
         root, ["diff", "--raw", "-z", "--no-renames", "--no-abbrev", base, src_commit, "--", VAULT_DIR + "/"]
     )
     fields = raw.split("\0")
-    branch_changes: list[tuple[str, str, str, str]] = []  # (status, path, new mode, new oid)
+    branch_changes: list[tuple[str, str, str, str]] = []
     for i in range(0, len(fields) - 1, 2):
         meta, path = fields[i], fields[i + 1]
         if not meta.startswith(":"):
@@ -131,10 +153,16 @@ def promote(
         if path.startswith(f"{VAULT_DIR}/{LOCAL_DIR}/"):
             continue
         branch_changes.append((status[0], path, nm, no))
+    return branch_changes
 
+
+def _plan(
+    root: Path, result: PromoteResult, branch_changes: list[tuple[str, str, str, str]], base: str
+) -> list[str]:
+    """Fill `result.changes` and return the `update-index --index-info` lines; PromoteError listing
+    the paths main also changed, differently, since `base`."""
     base_tree = _tree_entries(root, base)
-    main_tree = _tree_entries(root, old_main)
-    result = PromoteResult(src, main, old_main, None, dry_run=dry_run)
+    main_tree = _tree_entries(root, result.old_main)
     conflicts: list[str] = []
     info_lines: list[str] = []
     for status, path, nm, no in branch_changes:
@@ -148,15 +176,18 @@ def promote(
         result.changes.append(("D" if want is None else ("M" if have else "A"), path))
         info_lines.append(f"0 {ZERO}\t{path}" if want is None else f"{nm} {no}\t{path}")
     if conflicts:
+        src, main = result.branch, result.main
         raise PromoteError(
             f"cannot promote {src}: {len(conflicts)} memory file(s) were also changed on {main} "
             "since the branch forked, differently:\n  "
             + "\n  ".join(conflicts)
             + f"\nnothing was changed; merge {main} into {src} and resolve them, then promote again"
         )
-    if not result.changes or dry_run:
-        return result
+    return info_lines
 
+
+def _write_tree(root: Path, old_main: str, info_lines: list[str]) -> str:
+    """Main's tree with the index lines applied, through a temporary index file."""
     fd, tmp_index = tempfile.mkstemp(prefix="ccmemory-promote-", suffix=".index")
     os.close(fd)
     os.unlink(tmp_index)  # read-tree creates it
@@ -164,19 +195,18 @@ def promote(
     try:
         _run(root, ["read-tree", old_main], env)
         _run(root, ["update-index", "--index-info"], env, stdin="\n".join(info_lines) + "\n")
-        tree = _run(root, ["write-tree"], env).strip()
+        return _run(root, ["write-tree"], env).strip()
     finally:
         if os.path.exists(tmp_index):
             os.unlink(tmp_index)
-    n = result.memories
+
+
+def _message(result: PromoteResult, src_commit: str, base: str) -> str:
+    n, src = result.memories, result.branch
     listing = "\n".join(f"  {s} {p}" for s, p in result.changes[:50])
     more = f"\n  ... and {len(result.changes) - 50} more" if len(result.changes) > 50 else ""
-    message = (
+    return (
         f"ccmemory: promote {n} memor{'y' if n == 1 else 'ies'} from {src}\n\n"
         f"Memory files only (.ccmemory/), relative to the merge base {base[:12]}:\n"
         f"{listing}{more}\n\nCcmemory-Promoted-From: {src} {src_commit}\n"
     )
-    commit = _run(root, ["commit-tree", tree, "-p", old_main], stdin=message).strip()
-    _run(root, ["update-ref", "-m", f"ccmemory promote {src}", main_ref, commit, old_main])
-    result.new_main = commit
-    return result

@@ -145,17 +145,44 @@ def compute(
     mems = [m for m in memories if m.files]
     if not mems or not gitstate.is_repo(root):
         return {}
-    mems = [MemoryFiles(m.id, m.path, tuple(c for c in map(_clean, m.files) if c)) for m in mems]
-    mems = [m for m in mems if m.files]
+    mems = _cleaned(mems)
     specs = sorted({f for m in mems for f in m.files})
     specs = specs[:MAX_PATHSPECS]
     if not specs:
         return {}
-    want = {m.path for m in mems}
+    after, frozen = _changes_after(root, specs, {m.path for m in mems}, threshold)
+    existing = _existing(root, specs)
+    # which changed code paths each distinct spec covers, and whether it still exists (once each)
+    spec_paths = {spec: [p for p in after if _matches(p, spec)] for spec in specs}
+    spec_exists = {spec: any(_matches(p, spec) for p in existing) for spec in specs}
+    result: dict[str, Staleness] = {}
+    for m in mems:
+        if m.path not in frozen:
+            continue  # never committed: not stale
+        st = _staleness(m, *frozen[m.path], spec_paths, spec_exists)
+        if st.missing or st.lines >= threshold:
+            result[m.id] = st
+    return result
+
+
+_Counts = dict[str, int]
+
+
+def _cleaned(mems: list[MemoryFiles]) -> list[MemoryFiles]:
+    """The memories with only their git-usable `files:` entries; those left with none dropped."""
+    cleaned = [MemoryFiles(m.id, m.path, tuple(c for c in map(_clean, m.files) if c)) for m in mems]
+    return [m for m in cleaned if m.files]
+
+
+def _changes_after(
+    root: Path, specs: list[str], want: set[str], threshold: int
+) -> tuple[_Counts, dict[str, tuple[_Counts, _Counts]]]:
+    """(lines per code path over the whole walk, memory path -> (lines, commits) per code path in
+    commits newer than that memory's last commit)."""
     # commits after each memory's last commit: accumulate per code path while walking newest-first
-    after: dict[str, int] = {}  # code path -> lines in commits newer than the current position
-    commits_after: dict[str, int] = {}
-    frozen: dict[str, tuple[dict[str, int], dict[str, int]]] = {}  # memory path -> snapshot
+    after: _Counts = {}  # code path -> lines in commits newer than the current position
+    commits_after: _Counts = {}
+    frozen: dict[str, tuple[_Counts, _Counts]] = {}  # memory path -> snapshot
     for _commit, entries in _stream_log(root, specs, want):
         code = [(p, n) for p, n in entries if not p.startswith(VAULT_DIR + "/")]
         mem_paths = [p for p, _ in entries if p in want and p not in frozen]
@@ -164,35 +191,40 @@ def compute(
         for p, n in code:
             after[p] = after.get(p, 0) + (threshold if n < 0 else n)
             commits_after[p] = commits_after.get(p, 0) + 1
+    return after, frozen
+
+
+def _existing(root: Path, specs: list[str]) -> set[str]:
+    """The paths under `specs` that exist at HEAD (empty when git cannot tell)."""
     try:
         out = gitstate.git(root, "ls-tree", "-r", "-z", "--name-only", "HEAD", "--", *specs, check=False)
-        existing = {p for p in out.split("\0") if p}
+        return {p for p in out.split("\0") if p}
     except gitstate.GitError:
-        existing = set()
-    # which changed code paths each distinct spec covers, and whether it still exists (once each)
-    spec_paths = {spec: [p for p in after if _matches(p, spec)] for spec in specs}
-    spec_exists = {spec: any(_matches(p, spec) for p in existing) for spec in specs}
-    result: dict[str, Staleness] = {}
-    for m in mems:
-        if m.path not in frozen:
-            continue  # never committed: not stale
-        lines_after, commits = frozen[m.path]
-        st = Staleness(m.id, m.path)
-        commit_count = 0
-        for spec in m.files:
-            hit = {p: lines_after[p] for p in spec_paths.get(spec, ()) if p in lines_after}
-            if not hit:
-                continue
-            for p, n in hit.items():
-                st.changed[p] = st.changed.get(p, 0) + n
-                commit_count = max(commit_count, commits.get(p, 0))
-            if not spec_exists.get(spec, True):
-                st.missing.append(spec)
-        st.lines = sum(st.changed.values())
-        st.commits = commit_count
-        if st.missing or st.lines >= threshold:
-            result[m.id] = st
-    return result
+        return set()
+
+
+def _staleness(
+    m: MemoryFiles,
+    lines_after: _Counts,
+    commits: _Counts,
+    spec_paths: dict[str, list[str]],
+    spec_exists: dict[str, bool],
+) -> Staleness:
+    """What changed under each of the memory's files after its last commit, and what is gone."""
+    st = Staleness(m.id, m.path)
+    commit_count = 0
+    for spec in m.files:
+        hit = {p: lines_after[p] for p in spec_paths.get(spec, ()) if p in lines_after}
+        if not hit:
+            continue
+        for p, n in hit.items():
+            st.changed[p] = st.changed.get(p, 0) + n
+            commit_count = max(commit_count, commits.get(p, 0))
+        if not spec_exists.get(spec, True):
+            st.missing.append(spec)
+    st.lines = sum(st.changed.values())
+    st.commits = commit_count
+    return st
 
 
 def for_indexed(

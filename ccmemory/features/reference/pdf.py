@@ -60,10 +60,31 @@ def _page_lines(page: Any) -> list[tuple[str, float]]:
 
 
 def pdf_to_markdown(path: Path, *, name: str | None = None) -> PdfText:
+    label = name or path.name
+    reader, pages = _read(path, label)
+    if not any(text.strip() for lines in pages for text, _ in lines):
+        raise PdfError(
+            f"{label} has no text layer ({len(pages)} page(s), no extractable text): it looks like a scanned"
+            " PDF. ccmemory does not run OCR; run an OCR tool first (for example ocrmypdf)"
+            " and cache its output."
+        )
+    level, typical = _font_levels(pages)
+    title = _meta_title(reader)
+    marks = _outline(reader)
+    out: list[str] = []
+    for n, lines in enumerate(pages, 1):
+        blocks, first_h1 = _page_markdown(n, lines, marks, level, typical)
+        out.extend(blocks)
+        title = first_h1 if title is None else title
+    md = "\n\n".join(out) + "\n"
+    return PdfText(title, md, len(pages))
+
+
+def _read(path: Path, label: str) -> tuple[Any, list[list[tuple[str, float]]]]:
+    """The reader and each page's (line, font size); PdfError when pypdf cannot read the file."""
     from pypdf import PdfReader
     from pypdf.errors import PdfReadError
 
-    label = name or path.name
     try:
         reader = PdfReader(str(path))
         if reader.is_encrypted:
@@ -71,17 +92,16 @@ def pdf_to_markdown(path: Path, *, name: str | None = None) -> PdfText:
                 reader.decrypt("")
             except Exception:
                 raise PdfError(f"{label} is encrypted with a password; decrypt it first") from None
-        pages = [_page_lines(p) for p in reader.pages]
+        return reader, [_page_lines(p) for p in reader.pages]
     except PdfError:
         raise
     except (PdfReadError, ValueError, KeyError, OSError) as exc:
         raise PdfError(f"{label} is not a readable PDF ({type(exc).__name__}: {exc})") from None
-    if not any(text.strip() for lines in pages for text, _ in lines):
-        raise PdfError(
-            f"{label} has no text layer ({len(pages)} page(s), no extractable text): it looks like a scanned"
-            " PDF. ccmemory does not run OCR; run an OCR tool first (for example ocrmypdf)"
-            " and cache its output."
-        )
+
+
+def _font_levels(pages: list[list[tuple[str, float]]]) -> tuple[dict[float, int], int]:
+    """Heading level per font size (up to three sizes clearly above the body's) and the median
+    line length."""
     weights: Counter[float] = Counter()
     lengths: list[int] = []
     for lines in pages:
@@ -91,49 +111,67 @@ def pdf_to_markdown(path: Path, *, name: str | None = None) -> PdfText:
     body = weights.most_common(1)[0][0]
     typical = sorted(lengths)[len(lengths) // 2] if lengths else 80
     heading_sizes = sorted({s for s in weights if body > 0 and s >= body * 1.15}, reverse=True)[:3]
-    level = {s: i + 1 for i, s in enumerate(heading_sizes)}
+    return {s: i + 1 for i, s in enumerate(heading_sizes)}, typical
+
+
+def _meta_title(reader: Any) -> str | None:
     meta_title: Any = None
     try:
         meta_title = reader.metadata.get("/Title") if reader.metadata else None
     except Exception:
         meta_title = None
-    title = str(meta_title).strip() if meta_title and str(meta_title).strip() else None
+    return str(meta_title).strip() if meta_title and str(meta_title).strip() else None
 
-    marks = _outline(reader)
-    out: list[str] = []
-    for n, lines in enumerate(pages, 1):
-        out.append(f"*(page {n})*")
-        para: list[str] = []
-        todo = list(marks.get(n - 1, []))
-        matched = {i for i, (_, t) in enumerate(todo) if any(_same(t, text) for text, _ in lines)}
-        for i, (lvl, t) in enumerate(todo):
-            if i not in matched:  # a bookmark whose text is not on the page: at the page's top
-                out.append("#" * lvl + " " + _escape_heading(t))
-        for text, size in lines:
-            if marks:
-                hit = next((i for i in sorted(matched) if _same(todo[i][1], text)), None)
-                depth = todo[hit][0] if hit is not None else 0
-                if hit is not None:
-                    matched.discard(hit)
-            else:
-                ok = size in level and len(text) <= 120 and not text.endswith((".", ",", ";"))
-                depth = level[size] if ok else 0
-            if depth and para:
-                out.append(" ".join(para))
-                para = []
-            if depth:
-                out.append("#" * depth + " " + _escape_heading(text))
-                if title is None and depth == 1:
-                    title = text
-                continue
-            para.append(text)
-            if text.endswith((".", ":", "?", "!")) and len(text) < typical * 0.6:
-                out.append(" ".join(para))
-                para = []
-        if para:
+
+def _page_markdown(
+    n: int,
+    lines: list[tuple[str, float]],
+    marks: dict[int, list[tuple[int, str]]],
+    level: dict[float, int],
+    typical: int,
+) -> tuple[list[str], str | None]:
+    """Page `n`'s blocks (marker, headings, paragraphs) and the text of its first `#` heading."""
+    out = [f"*(page {n})*"]
+    para: list[str] = []
+    first_h1: str | None = None
+    todo = list(marks.get(n - 1, []))
+    matched = {i for i, (_, t) in enumerate(todo) if any(_same(t, text) for text, _ in lines)}
+    for i, (lvl, t) in enumerate(todo):
+        if i not in matched:  # a bookmark whose text is not on the page: at the page's top
+            out.append("#" * lvl + " " + _escape_heading(t))
+    for text, size in lines:
+        depth = _bookmark_depth(text, todo, matched) if marks else _font_depth(text, size, level)
+        if depth and para:
             out.append(" ".join(para))
-    md = "\n\n".join(out) + "\n"
-    return PdfText(title, md, len(pages))
+            para = []
+        if depth:
+            out.append("#" * depth + " " + _escape_heading(text))
+            if first_h1 is None and depth == 1:
+                first_h1 = text
+            continue
+        para.append(text)
+        if text.endswith((".", ":", "?", "!")) and len(text) < typical * 0.6:
+            out.append(" ".join(para))
+            para = []
+    if para:
+        out.append(" ".join(para))
+    return out, first_h1
+
+
+def _bookmark_depth(text: str, todo: list[tuple[int, str]], matched: set[int]) -> int:
+    """The level of the first bookmark on this page still unused that names this line (0: none);
+    a bookmark is used once."""
+    hit = next((i for i in sorted(matched) if _same(todo[i][1], text)), None)
+    if hit is None:
+        return 0
+    matched.discard(hit)
+    return todo[hit][0]
+
+
+def _font_depth(text: str, size: float, level: dict[float, int]) -> int:
+    """The heading level of a short line set in a heading size that does not end a clause (0: body)."""
+    ok = size in level and len(text) <= 120 and not text.endswith((".", ",", ";"))
+    return level[size] if ok else 0
 
 
 def _outline(reader: Any) -> dict[int, list[tuple[int, str]]]:

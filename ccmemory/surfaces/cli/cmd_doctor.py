@@ -188,21 +188,21 @@ def _text(r: dict[str, Any]) -> list[str]:
         f"  backend      {r['backend']}",
         f"  location     {r['location']}",
     ]
-    idx = r["index"]
+    lines += _index_text(r["index"])
+    lines += _embedder_text(r["embedder"])
+    cap = r["capture"]
+    lines.append(f"  capture LLM  {cap.get('provider') or 'unknown'}: {cap.get('reason')}")
+    lines += _hooks_text(r["git_hooks"])
+    lines += _cross_text(r.get("cross_project") or {})
+    return lines
+
+
+def _index_text(idx: dict[str, Any]) -> list[str]:
+    lines = []
     if idx.get("error"):
         lines.append(f"  index        PROBLEM {' '.join(idx['error'].split())}")
     if "server" in idx:
-        lines.append(f"  server       Neo4j {idx['server']['version']} {idx['server']['edition']}")
-        sch = idx["schema"]
-        state = "ok" if sch["ok"] else "PROBLEM"
-        lines.append(
-            f"  schema       {state}: {len(sch['constraints'])} constraints, {len(sch['indexes'])} indexes"
-            + (", vector index present" if sch["vector_index"] else ", no vector index yet")
-        )
-        if sch["missing"]:
-            lines.append(f"               missing: {', '.join(sch['missing'])}")
-        if sch["not_online"]:
-            lines.append(f"               not online: {', '.join(sch['not_online'])}")
+        lines += _server_text(idx)
     if "counts" in idx:
         c = idx["counts"]
         status = ", ".join(f"{k} {v}" for k, v in c["by_status"].items()) or "none"
@@ -213,26 +213,48 @@ def _text(r: dict[str, Any]) -> list[str]:
         bad = idx["invalid_files"]
         lines.append(f"  invalid      {len(bad)} file(s)" + (":" if bad else ""))
         lines += [f"    {b['path']}:{b['line'] or 1}: {b['reason']}" for b in bad]
-    emb = r["embedder"]
-    if emb.get("available"):
-        lines.append(f"  embedder     {emb['name']} ({emb['dim']} dimensions)")
-        if emb.get("cpu_path"):
-            lines.append(f"  cpu path     {emb['cpu_path']['detail']}")
-    else:
-        lines.append(f"  embedder     unavailable: {emb.get('reason')}")
-    cap = r["capture"]
-    lines.append(f"  capture LLM  {cap.get('provider') or 'unknown'}: {cap.get('reason')}")
-    hooks = r["git_hooks"]
-    if hooks.get("installed"):
-        have = [n for n, ok in hooks["installed"].items() if ok]
-        missing = [n for n, ok in hooks["installed"].items() if not ok]
-        text = f"installed: {', '.join(have) or 'none'}"
-        if missing:
-            text += f"; missing: {', '.join(missing)}"
-        lines.append(f"  git hooks    {text}")
-    else:
-        lines.append(f"  git hooks    {hooks.get('note')}")
-    cross = r.get("cross_project") or {}
+    return lines
+
+
+def _server_text(idx: dict[str, Any]) -> list[str]:
+    """The Neo4j server and its schema (constraints, indexes, what is missing or not online)."""
+    lines = [f"  server       Neo4j {idx['server']['version']} {idx['server']['edition']}"]
+    sch = idx["schema"]
+    state = "ok" if sch["ok"] else "PROBLEM"
+    lines.append(
+        f"  schema       {state}: {len(sch['constraints'])} constraints, {len(sch['indexes'])} indexes"
+        + (", vector index present" if sch["vector_index"] else ", no vector index yet")
+    )
+    if sch["missing"]:
+        lines.append(f"               missing: {', '.join(sch['missing'])}")
+    if sch["not_online"]:
+        lines.append(f"               not online: {', '.join(sch['not_online'])}")
+    return lines
+
+
+def _embedder_text(emb: dict[str, Any]) -> list[str]:
+    if not emb.get("available"):
+        return [f"  embedder     unavailable: {emb.get('reason')}"]
+    lines = [f"  embedder     {emb['name']} ({emb['dim']} dimensions)"]
+    if emb.get("cpu_path"):
+        lines.append(f"  cpu path     {emb['cpu_path']['detail']}")
+    return lines
+
+
+def _hooks_text(hooks: dict[str, Any]) -> list[str]:
+    if not hooks.get("installed"):
+        return [f"  git hooks    {hooks.get('note')}"]
+    have = [n for n, ok in hooks["installed"].items() if ok]
+    missing = [n for n, ok in hooks["installed"].items() if not ok]
+    text = f"installed: {', '.join(have) or 'none'}"
+    if missing:
+        text += f"; missing: {', '.join(missing)}"
+    return [f"  git hooks    {text}"]
+
+
+def _cross_text(cross: dict[str, Any]) -> list[str]:
+    """Related projects, their notices and the personal vault."""
+    lines = []
     for rel in cross.get("related", []):
         where = f"{rel['memories']} memories at {rel['source']}"
         lines.append(f"  related      {rel['project']} ({rel['relation']}): {where}")

@@ -74,26 +74,17 @@ def search_cmd(
     changed a lot since it was committed is marked "may be stale".
     """
     if reference:
-        from ccmemory.surfaces.cli.cmd_cache import search_reference_cmd
-
-        unsupported = [
-            name
-            for name, value in (
-                ("--type", types),
-                ("--topic", topics),
-                ("--file", files),
-                ("--since", since),
-                ("--until", until),
-                ("--include-superseded", include_superseded),
-                ("--at", at),
-                ("--cross-project", cross_project),
-            )
-            if value
-        ]
-        if unsupported:
-            raise click.UsageError(f"{', '.join(unsupported)} cannot be combined with --reference")
-
-        search_reference_cmd(query, limit=limit, mode=mode, status=status, explain=explain, as_json=as_json)
+        flags = (
+            ("--type", types),
+            ("--topic", topics),
+            ("--file", files),
+            ("--since", since),
+            ("--until", until),
+            ("--include-superseded", include_superseded),
+            ("--at", at),
+            ("--cross-project", cross_project),
+        )
+        _reference(query, flags, limit=limit, mode=mode, status=status, explain=explain, as_json=as_json)
         return
     from ccmemory.features.lifecycle.staleness import for_indexed
     from ccmemory.surfaces.cli.at import service_at
@@ -121,32 +112,51 @@ def search_cmd(
             click.echo(json.dumps(warming), err=True)
         stale = {} if at else for_indexed(svc.vault.root, [h.memory for h in resp.hits], svc.config.raw)
         if as_json:
-            items = [h.to_dict(explain) for h in resp.hits]
-            for item in items:
-                if item["id"] in stale:
-                    item["stale"] = stale[item["id"]].reason()
-            emit_json(items)
+            _emit_hits(resp.hits, stale, explain)
             return
-        if not resp.hits:
-            click.echo("no matching memories")
-            return
-        from ccmemory.app.resolve import short_ids
+        _echo_hits(svc, resp.hits, stale, explain)
 
-        short = short_ids(svc, [h.memory.id for h in resp.hits])
-        for h in resp.hits:
-            m = h.memory
-            flag = "" if m.status == "curated" else click.style(" [developmental]", fg="yellow")
-            if m.id in stale:
-                flag += click.style(" [may be stale]", fg="red")
-            if h.weak:  # a far vector neighbour: shown, not dropped (search.MIN_SIMILARITY)
-                flag += click.style(" [weak match]", dim=True)
-            click.echo(f"{h.score:.4f}  " + click.style(f"[{m.type}] {m.title}", bold=True) + flag)
-            click.echo(f"        {short[m.id]}  {display_path(svc.vault.root, m.path)}")
-            if h.via:
-                click.echo(f"        (related: {h.via})")
-            if explain:
-                parts = ", ".join(f"{k}={v:.4g}" for k, v in h.parts.items())
-                click.echo(f"        {parts}")
+
+def _reference(query: str, flags: tuple[tuple[str, Any], ...], **kw: Any) -> None:
+    """`search --reference`: the reference tree's sections; the memory-only filters are refused."""
+    from ccmemory.surfaces.cli.cmd_cache import search_reference_cmd
+
+    unsupported = [name for name, value in flags if value]
+    if unsupported:
+        raise click.UsageError(f"{', '.join(unsupported)} cannot be combined with --reference")
+
+    search_reference_cmd(query, **kw)
+
+
+def _emit_hits(hits: list[Any], stale: dict[str, Any], explain: bool) -> None:
+    items = [h.to_dict(explain) for h in hits]
+    for item in items:
+        if item["id"] in stale:
+            item["stale"] = stale[item["id"]].reason()
+    emit_json(items)
+
+
+def _echo_hits(svc: Any, hits: list[Any], stale: dict[str, Any], explain: bool) -> None:
+    if not hits:
+        click.echo("no matching memories")
+        return
+    from ccmemory.app.resolve import short_ids
+
+    short = short_ids(svc, [h.memory.id for h in hits])
+    for h in hits:
+        m = h.memory
+        flag = "" if m.status == "curated" else click.style(" [developmental]", fg="yellow")
+        if m.id in stale:
+            flag += click.style(" [may be stale]", fg="red")
+        if h.weak:  # a far vector neighbour: shown, not dropped (search.MIN_SIMILARITY)
+            flag += click.style(" [weak match]", dim=True)
+        click.echo(f"{h.score:.4f}  " + click.style(f"[{m.type}] {m.title}", bold=True) + flag)
+        click.echo(f"        {short[m.id]}  {display_path(svc.vault.root, m.path)}")
+        if h.via:
+            click.echo(f"        (related: {h.via})")
+        if explain:
+            parts = ", ".join(f"{k}={v:.4g}" for k, v in h.parts.items())
+            click.echo(f"        {parts}")
 
 
 def _cross(svc: Any, query: str, f: Any, limit: int, mode: str, explain: bool, as_json: bool) -> None:

@@ -19,7 +19,7 @@ from typing import Any
 
 from ccmemory.app.service import Service
 from ccmemory.core import telemetry
-from ccmemory.index.base import IndexedMemory
+from ccmemory.index.base import Edge, IndexedMemory
 from ccmemory.surfaces.dashboard import metrics as mx
 
 REFRESH_SECONDS = 30.0
@@ -49,6 +49,40 @@ def clamp(limit: int | None, default: int = 50) -> int:
     if limit is None:
         return default
     return max(1, min(int(limit), MAX_LIMIT))
+
+
+def _graph_seed(mems: list[IndexedMemory], topic: str | None, file: str | None) -> set[str]:
+    """The ids the graph page starts from: a topic's memories, a file's (or folder's), or all."""
+    from ccmemory.core.model import normalise_topic
+
+    if topic:
+        t = normalise_topic(topic)
+        return {m.id for m in mems if t in {normalise_topic(x) for x in m.topics}}
+    if file:
+        return {m.id for m in mems if any(f == file or f.startswith(file.rstrip("/") + "/") for f in m.files)}
+    return {m.id for m in mems}
+
+
+def _one_hop(seed: set[str], edges: list[Edge]) -> set[str]:
+    """The seed plus every memory one edge away from it (the neighbourhood)."""
+    keep = set(seed)
+    for e in edges:
+        if e.src in seed or e.dst in seed:
+            keep.update((e.src, e.dst))
+    return keep
+
+
+def _graph_node(m: IndexedMemory, xy: tuple[float, float], superseded: bool) -> dict[str, Any]:
+    return {
+        "id": m.id,
+        "type": m.type,
+        "title": m.title,
+        "status": m.status,
+        "topic": m.topics[0] if m.topics else "",
+        "x": xy[0],
+        "y": xy[1],
+        "superseded": superseded,
+    }
 
 
 class Dash:
@@ -447,28 +481,13 @@ class Dash:
     def graph(
         self, *, topic: str | None = None, file: str | None = None, limit: int = 3000
     ) -> dict[str, Any]:
-        from ccmemory.core.model import normalise_topic
         from ccmemory.surfaces.dashboard.layout import layout
 
         def build() -> dict[str, Any]:
             snap = self.snapshot()
             mems = snap.mems
-            if topic:
-                t = normalise_topic(topic)
-                seed = {m.id for m in mems if t in {normalise_topic(x) for x in m.topics}}
-            elif file:
-                seed = {
-                    m.id
-                    for m in mems
-                    if any(f == file or f.startswith(file.rstrip("/") + "/") for f in m.files)
-                }
-            else:
-                seed = {m.id for m in mems}
-            keep = set(seed)
-            if topic or file:  # one hop out: the neighbourhood
-                for e in snap.edges:
-                    if e.src in seed or e.dst in seed:
-                        keep.update((e.src, e.dst))
+            seed = _graph_seed(mems, topic, file)
+            keep = _one_hop(seed, snap.edges) if topic or file else set(seed)
             chosen = [m for m in mems if m.id in keep][: max(1, min(limit or 3000, GRAPH_MAX))]
             ids = {m.id for m in chosen}
             edges = [
@@ -476,19 +495,7 @@ class Dash:
             ]
             pos = layout(chosen, edges)
             return {
-                "nodes": [
-                    {
-                        "id": m.id,
-                        "type": m.type,
-                        "title": m.title,
-                        "status": m.status,
-                        "topic": m.topics[0] if m.topics else "",
-                        "x": pos[m.id][0],
-                        "y": pos[m.id][1],
-                        "superseded": m.id in snap.superseded,
-                    }
-                    for m in chosen
-                ],
+                "nodes": [_graph_node(m, pos[m.id], m.id in snap.superseded) for m in chosen],
                 "edges": [{"src": s, "dst": d, "type": t} for s, d, t in edges],
                 "total_memories": len(mems),
                 "truncated": len(keep) > len(chosen),

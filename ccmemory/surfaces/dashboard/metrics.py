@@ -89,8 +89,6 @@ def reexplained_flags(
 
     `cache` holds earlier answers (id -> (content hash + threshold, flag)); only memories not in it
     are embedded. Returns (flags, problem, new cache rows)."""
-    from ccmemory.index.base import embed_text
-
     cache = cache or {}
     todo = sorted(
         (m for m in snap.mems if m.type in ("correction", "preference")),
@@ -109,29 +107,41 @@ def reexplained_flags(
         _, problem = svc.embed_missing()
         if problem:
             return None, problem, []
-        stored = _stored_vectors(svc, emb.name)
-        need = [m for m in missing if m.id not in stored]
-        fresh = emb.embed([embed_text(m) for m in need], kind="document") if need else []
-        by_id = {
-            **{m.id: stored[m.id] for m in missing if m.id in stored},
-            **dict(zip([m.id for m in need], fresh, strict=True)),
-        }
-        vectors = [by_id[m.id] for m in missing]
+        vectors = _vectors(svc, emb, missing)
     except Exception as exc:
         return None, f"{type(exc).__name__}: {exc}", []
     f = svc.filters(include_superseded=True)
     new: list[tuple[str, str, int]] = []
     for m, vec in zip(missing, vectors, strict=True):
         near = svc.index.vector_search(emb.name, vec, f, limit=8)
-        flags[m.id] = any(
-            other != m.id
-            and score >= REEXPLAIN_THRESHOLD
-            and other in snap.by_id
-            and snap.by_id[other].created < m.created
-            for other, score in near
-        )
+        flags[m.id] = _has_older_twin(snap, m, near)
         new.append((m.id, key[m.id], int(flags[m.id])))
     return flags, None, new
+
+
+def _vectors(svc: Service, emb: Any, mems: list[IndexedMemory]) -> list[Any]:
+    """Each memory's vector: the index's stored one when there is one, else embedded now."""
+    from ccmemory.index.base import embed_text
+
+    stored = _stored_vectors(svc, emb.name)
+    need = [m for m in mems if m.id not in stored]
+    fresh = emb.embed([embed_text(m) for m in need], kind="document") if need else []
+    by_id = {
+        **{m.id: stored[m.id] for m in mems if m.id in stored},
+        **dict(zip([m.id for m in need], fresh, strict=True)),
+    }
+    return [by_id[m.id] for m in mems]
+
+
+def _has_older_twin(snap: Snapshot, m: IndexedMemory, near: list[tuple[str, float]]) -> bool:
+    """Is any other, older memory among the nearest neighbours at or above the threshold?"""
+    return any(
+        other != m.id
+        and score >= REEXPLAIN_THRESHOLD
+        and other in snap.by_id
+        and snap.by_id[other].created < m.created
+        for other, score in near
+    )
 
 
 def _stored_vectors(svc: Service, embedder: str) -> dict[str, Any]:
@@ -155,67 +165,81 @@ def compute(inp: Inputs, at: datetime | None = None) -> dict[str, dict[str, Any]
     decisions = [m for m in mems if m.type == "decision"]
     superseded = {i for i in snap.superseded if i in ids}
     out: dict[str, dict[str, Any]] = {}
+    out["re_explanation_rate"], re_rate = _re_explanation(inp, ids)
+    out["decision_reuse_rate"], drr = _decision_reuse(inp, decisions, cut)
+    out["cognitive_coefficient"] = _cognitive_coefficient(re_rate, drr, decisions, superseded)
+    out["evolution_rate"] = _evolution(decisions, superseded)
+    out["rule_exception_rate"] = _rule_exception(mems, superseded)
+    out["graph_density"] = _graph_density(snap.edges, ids, len(mems))
+    out["capture_per_session_hour"] = _capture_rate(mems, _session_hours(inp.sessions, cut))
+    for k, f in FORMULAS.items():
+        out[k]["formula"] = f
+    return out
 
-    # re-explanation
-    re_rate: float | None = None
+
+def _re_explanation(inp: Inputs, ids: set[str]) -> tuple[dict[str, Any], float | None]:
     if inp.reexplained is None:
-        out["re_explanation_rate"] = value(None, inp.reexplain_problem or "no embeddings")
-    else:
-        flags = [v for k, v in inp.reexplained.items() if k in ids]
-        if len(flags) < MIN_N:
-            out["re_explanation_rate"] = value(None, f"{len(flags)} corrections/preferences (need {MIN_N})")
-        else:
-            re_rate = sum(flags) / len(flags)
-            out["re_explanation_rate"] = value(re_rate) | {"n": len(flags)}
+        return value(None, inp.reexplain_problem or "no embeddings"), None
+    flags = [v for k, v in inp.reexplained.items() if k in ids]
+    if len(flags) < MIN_N:
+        return value(None, f"{len(flags)} corrections/preferences (need {MIN_N})"), None
+    re_rate = sum(flags) / len(flags)
+    return value(re_rate) | {"n": len(flags)}, re_rate
 
-    # decision reuse
-    drr: float | None = None
+
+def _decision_reuse(
+    inp: Inputs, decisions: list[IndexedMemory], cut: str
+) -> tuple[dict[str, Any], float | None]:
     uses = [e for e in inp.events if e[1] in ("surfaced", "retrieved") and e[0] < cut and e[3]]
     if not inp.telemetry_enabled:
-        out["decision_reuse_rate"] = value(None, "telemetry is off")
-    elif len(decisions) < MIN_N:
-        out["decision_reuse_rate"] = value(None, f"{len(decisions)} decisions (need {MIN_N})")
-    elif not uses:
-        out["decision_reuse_rate"] = value(None, "no surfaced or retrieved events recorded yet")
-    else:
-        by_id = {d.id: d for d in decisions}
-        reused = {
-            mid
-            for ts, _, session, mid, _ in uses
-            if mid in by_id and ts > by_id[mid].created and session != by_id[mid].session
-        }
-        drr = len(reused) / len(decisions)
-        out["decision_reuse_rate"] = value(drr) | {"n": len(decisions), "reused": len(reused)}
+        return value(None, "telemetry is off"), None
+    if len(decisions) < MIN_N:
+        return value(None, f"{len(decisions)} decisions (need {MIN_N})"), None
+    if not uses:
+        return value(None, "no surfaced or retrieved events recorded yet"), None
+    by_id = {d.id: d for d in decisions}
+    reused = {
+        mid
+        for ts, _, session, mid, _ in uses
+        if mid in by_id and ts > by_id[mid].created and session != by_id[mid].session
+    }
+    drr = len(reused) / len(decisions)
+    return value(drr) | {"n": len(decisions), "reused": len(reused)}, drr
 
+
+def _cognitive_coefficient(
+    re_rate: float | None, drr: float | None, decisions: list[IndexedMemory], superseded: set[str]
+) -> dict[str, Any]:
     curated_decisions = sum(1 for d in decisions if d.status == "curated" and d.id not in superseded)
     if re_rate is None or drr is None:
         missing = [
             n for n, v in (("re-explanation rate", re_rate), ("decision reuse rate", drr)) if v is None
         ]
-        out["cognitive_coefficient"] = value(None, "needs " + " and ".join(missing))
-    else:
-        cc = min(4.0, 1 + 0.02 * curated_decisions + 0.5 * (1 - re_rate) + drr)
-        out["cognitive_coefficient"] = value(cc) | {"curated_decisions": curated_decisions, "heuristic": True}
+        return value(None, "needs " + " and ".join(missing))
+    cc = min(4.0, 1 + 0.02 * curated_decisions + 0.5 * (1 - re_rate) + drr)
+    return value(cc) | {"curated_decisions": curated_decisions, "heuristic": True}
 
-    if decisions:
-        out["evolution_rate"] = value(sum(1 for d in decisions if d.id in superseded) / len(decisions))
-    else:
-        out["evolution_rate"] = value(None, "no decisions")
 
+def _evolution(decisions: list[IndexedMemory], superseded: set[str]) -> dict[str, Any]:
+    if not decisions:
+        return value(None, "no decisions")
+    return value(sum(1 for d in decisions if d.id in superseded) / len(decisions))
+
+
+def _rule_exception(mems: list[IndexedMemory], superseded: set[str]) -> dict[str, Any]:
     rules = [m for m in mems if m.type in RULE_TYPES and m.id not in superseded]
     exceptions = sum(1 for m in mems if m.type == "exception")
-    out["rule_exception_rate"] = (
-        value(exceptions / len(rules)) if rules else value(None, "no current decisions or preferences")
-    )
+    return value(exceptions / len(rules)) if rules else value(None, "no current decisions or preferences")
 
-    n = len(mems)
-    pairs = {(e.src, e.dst) for e in snap.edges if e.src in ids and e.dst in ids and e.src != e.dst}
-    out["graph_density"] = (
-        value(len(pairs) / (n * (n - 1))) if n >= 2 else value(None, "fewer than 2 memories")
-    )
 
+def _graph_density(edges: list[Edge], ids: set[str], n: int) -> dict[str, Any]:
+    pairs = {(e.src, e.dst) for e in edges if e.src in ids and e.dst in ids and e.src != e.dst}
+    return value(len(pairs) / (n * (n - 1))) if n >= 2 else value(None, "fewer than 2 memories")
+
+
+def _session_hours(sessions: Sequence[tuple[str, str, str]], cut: str) -> float:
     hours = 0.0
-    for _, start, end in inp.sessions:
+    for _, start, end in sessions:
         if start < cut:
             try:
                 a = datetime.strptime(start, "%Y-%m-%dT%H:%M:%SZ")
@@ -223,15 +247,16 @@ def compute(inp: Inputs, at: datetime | None = None) -> dict[str, dict[str, Any]
             except ValueError:
                 continue
             hours += max((b - a).total_seconds(), 0) / 3600
+    return hours
+
+
+def _capture_rate(mems: list[IndexedMemory], hours: float) -> dict[str, Any]:
     captured = sum(1 for m in mems if m.source in CAPTURED_SOURCES)
-    out["capture_per_session_hour"] = (
+    return (
         value(captured / hours) | {"captured": captured, "hours": round(hours, 2)}
         if hours >= 0.1
         else value(None, f"{hours:.2f} session-hours recorded (need 0.1)")
     )
-    for k, f in FORMULAS.items():
-        out[k]["formula"] = f
-    return out
 
 
 def weekly(inp: Inputs, weeks: int = 8, now: datetime | None = None) -> list[dict[str, Any]]:

@@ -15,6 +15,7 @@ from ccmemory.index.base import Filters, IndexedMemory
 
 if TYPE_CHECKING:
     from ccmemory.app.service import Service
+    from ccmemory.retrieval.view import Link
 
 from typing import Annotated, Literal
 
@@ -306,8 +307,31 @@ def query_context(
     limit, _ = bounded(limit, 0)
     task = (task or "").strip() or None
     current_file = (current_file or "").strip().removeprefix("./") or None
-    picked: dict[str, tuple[IndexedMemory, str, float]] = {}
     notices: list[str] = []
+    picked = _context_seeds(svc, task, current_file, limit, notices)
+    _follow_links(svc, picked, max_hops, limit)
+    cross: dict[str, Any] = {"requested": include_cross_project, "available": False}
+    if include_cross_project:
+        cross.update(_cross_context(svc, task, limit))
+    return {
+        "task": task,
+        "current_file": current_file,
+        "max_hops": max_hops,
+        "results": [cite(m, why=why) for m, why, _ in picked.values()][:limit],
+        "cross_project": cross,
+        **({"notices": notices} if notices else {}),
+    }
+
+
+_Picked = dict[str, tuple[IndexedMemory, str, float]]  # id -> (memory, why, score)
+
+
+def _context_seeds(
+    svc: Service, task: str | None, current_file: str | None, limit: int, notices: list[str]
+) -> _Picked:
+    """The best `limit` starting memories: the task's search hits, memories about the file and its
+    folder, or the session-start context when neither is given. Adds search notices to `notices`."""
+    picked: _Picked = {}
 
     def add(m: IndexedMemory, why: str, score: float) -> None:
         if m.id not in picked or picked[m.id][2] < score:
@@ -332,7 +356,12 @@ def query_context(
         for i, m in enumerate(mems):
             add(m, "session-start context (no task or file given)", 0.5 - i * 1e-3)
     seeds = sorted(picked.values(), key=lambda t: -t[2])[:limit]
-    picked = {m.id: (m, why, s) for m, why, s in seeds}
+    return {m.id: (m, why, s) for m, why, s in seeds}
+
+
+def _follow_links(svc: Service, picked: _Picked, max_hops: int, limit: int) -> None:
+    """Add to `picked` the visible memories up to `max_hops` links (or, at hop 1, shared topics or
+    files) away, nearest hop first, until it holds `limit`."""
     frontier = set(picked)
     visible = svc.filters()
     for hop in range(1, max_hops + 1):
@@ -341,15 +370,7 @@ def query_context(
         links, visible_ones = svc.view.neighbours(
             frontier, visible, shared_limit=limit if hop == 1 else 0, known=picked
         )
-        offers: dict[str, str] = {}
-        for link in links:
-            if link.other in picked:
-                continue
-            if link.edge is not None:
-                offers.setdefault(link.other, f"{link.label} of {link.here} (hop {hop})")
-            else:
-                shared = f"shares {link.shared} topic(s)/file(s) with {link.here} (hop 1)"
-                offers.setdefault(link.other, shared)
+        offers = _link_reasons(links, picked, hop)
         allowed = [m for m in visible_ones.values() if m.id in offers]
         nxt = set()
         for m in allowed:
@@ -358,17 +379,20 @@ def query_context(
             picked[m.id] = (m, offers[m.id], 0.5 / hop)
             nxt.add(m.id)
         frontier = nxt
-    cross: dict[str, Any] = {"requested": include_cross_project, "available": False}
-    if include_cross_project:
-        cross.update(_cross_context(svc, task, limit))
-    return {
-        "task": task,
-        "current_file": current_file,
-        "max_hops": max_hops,
-        "results": [cite(m, why=why) for m, why, _ in picked.values()][:limit],
-        "cross_project": cross,
-        **({"notices": notices} if notices else {}),
-    }
+
+
+def _link_reasons(links: list[Link], picked: _Picked, hop: int) -> dict[str, str]:
+    """Each newly reached memory's first reason: the relation or what it shares, and with what."""
+    offers: dict[str, str] = {}
+    for link in links:
+        if link.other in picked:
+            continue
+        if link.edge is not None:
+            offers.setdefault(link.other, f"{link.label} of {link.here} (hop {hop})")
+        else:
+            shared = f"shares {link.shared} topic(s)/file(s) with {link.here} (hop 1)"
+            offers.setdefault(link.other, shared)
+    return offers
 
 
 def _cross_context(svc: Service, task: str | None, limit: int) -> dict[str, Any]:
