@@ -416,7 +416,7 @@ def _fake_vector(text: str, dim: int = 1024) -> np.ndarray:
     return np.random.default_rng(seed).normal(size=dim).astype("<f4") * 3.0  # not normalised
 
 
-class RecordedVoyage(requests.adapters.BaseAdapter):  # type: ignore[misc]
+class RecordedVoyage(requests.adapters.BaseAdapter):  # type: ignore[misc,name-defined]
     """A requests transport that answers like api.voyageai.com/v1/embeddings.
 
     Bodies have the API's shape: ``{"object": "list", "data": [{"object": "embedding",

@@ -88,7 +88,7 @@ def test_a_file_without_type_or_with_a_bad_id_is_still_an_error(tmp_path: Path) 
     assert rc == 1
     errors = {(f["path"], f["message"]) for f in findings if f["level"] == "error"}
     assert (".ccmemory/decisions/no-type.md", "missing 'type'") in errors
-    assert any(p.endswith("bad-id.md") and "is not a ULID" in str(m) for p, m in errors)
+    assert any(str(p).endswith("bad-id.md") and "is not a ULID" in str(m) for p, m in errors)
 
 
 def test_check_fix_adds_id_and_created_and_changes_nothing_else(tmp_path: Path) -> None:

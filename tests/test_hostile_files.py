@@ -84,7 +84,7 @@ def test_symlinks_are_reported_never_followed(
     assert [(f["path"], f["level"]) for f in findings] == [(f".ccmemory/facts/{link.name}", "error")]
     assert "symlink not followed" in str(findings[0]["message"])
     report = reindex(run_cli, vault)
-    assert [s["path"] for s in report["skipped"]] == [f".ccmemory/facts/{link.name}"]  # type: ignore[index,union-attr]
+    assert [s["path"] for s in report["skipped"]] == [f".ccmemory/facts/{link.name}"]  # type: ignore[index,union-attr,attr-defined]
     assert titles(run_cli, vault, "zebra") == []
     assert_good_indexed(run_cli, vault)
 
@@ -204,7 +204,7 @@ def test_yaml_bombs_are_one_error_line(vault: Path, run_cli: RunCli, name: str) 
     assert "refused" in str(findings[0]["message"]) or "malformed" in str(findings[0]["message"])
     report = reindex(run_cli, vault)
     errors = report["errors"]
-    assert [e["path"] for e in errors] == [".ccmemory/facts/bomb.md"]  # type: ignore[index,union-attr]
+    assert [e["path"] for e in errors] == [".ccmemory/facts/bomb.md"]  # type: ignore[index,union-attr,attr-defined]
     assert_good_indexed(run_cli, vault)
 
 
@@ -244,7 +244,7 @@ def test_id_traversal_is_an_error_and_writes_nothing(
     assert [(f["path"], f["line"], f["level"]) for f in findings] == [(".ccmemory/facts/evil.md", 2, "error")]
     assert "not a ULID" in str(findings[0]["message"])
     report = reindex(run_cli, vault)
-    assert [e["path"] for e in report["errors"]] == [".ccmemory/facts/evil.md"]  # type: ignore[index,union-attr]
+    assert [e["path"] for e in report["errors"]] == [".ccmemory/facts/evil.md"]  # type: ignore[index,union-attr,attr-defined]
     assert titles(run_cli, vault, "evil") == []
     assert (victim / "NOTES.md").read_text(encoding="utf-8") == "precious\n"
 

@@ -82,7 +82,7 @@ def test_cache_url_keeps_content_drops_boilerplate_and_updates_in_place(
         ".ccmemory/reference/cached/web/127-0-0-1-docs-jwt-"
     )
     post = read(repo, res["path"])
-    assert post["source"] == f"{base}/docs/jwt" and post["title"].startswith("JSON Web Tokens")
+    assert post["source"] == f"{base}/docs/jwt" and str(post["title"]).startswith("JSON Web Tokens")
     assert str(post["cached_at"]).endswith("Z") or "T" in str(post["cached_at"])
     body = post.content
     for kept in (

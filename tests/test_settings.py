@@ -43,7 +43,7 @@ def _reads(tree: ast.AST) -> list[int]:
         elif isinstance(node, ast.Compare):
             keys = [node.left]
         if any(_is_var_name(k) for k in keys):
-            lines.append(node.lineno)
+            lines.append(getattr(node, "lineno", 0))
     return lines
 
 
