@@ -3,6 +3,7 @@ a pull or a merge, with no manual reindex."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import time
@@ -25,7 +26,7 @@ def test_shipped_hooks_match_the_installer() -> None:
 def test_init_installs_hooks_idempotently_and_can_skip(tmp_path: Path) -> None:
     root = init_git(tmp_path / "r")
     out = cli(root, "init").stdout
-    assert out.count("installed git hook") == len(githooks.HOOK_NAMES) == 4
+    assert out.count("installed git hook") == len(githooks.HOOK_NAMES) == 5
     for name in githooks.HOOK_NAMES:
         text = (root / ".git" / "hooks" / name).read_text()
         assert githooks.MARKER in text
@@ -156,3 +157,26 @@ def test_rebase_and_amend_run_the_post_rewrite_reindex(tmp_path: Path) -> None:
     runs = log.read_text().count("reindex:")
     git(root, "commit", "-q", "--amend", "-m", "feat, reworded")  # post-rewrite (amend)
     assert wait_for(lambda: log.read_text().count("reindex:") > runs, timeout=30)
+
+
+def test_a_plain_commit_on_main_makes_the_memory_curated_without_reindex(tmp_path: Path) -> None:
+    """`ccmemory new … && git commit` on main: post-commit refreshes the index, so search shows
+    the memory curated and a hand-written file gets its id (issue 33); a commit that does not touch
+    .ccmemory/ starts nothing."""
+    root = init_git(tmp_path / "r")
+    cli(root, "init")
+    commit_all(root, "init")
+    log = root / ".ccmemory" / "local" / "githooks.log"
+    runs = lambda: log.read_text().count("reindex:") if log.exists() else 0  # noqa: E731
+    assert wait_for(lambda: runs() >= 1, timeout=30)  # the init commit added .ccmemory/ files
+    time.sleep(1.0)
+    before = runs()
+    (root / "notes.txt").write_text("not a memory")
+    commit_all(root, "no memory here")
+    time.sleep(1.5)
+    assert runs() == before  # the hook's condition: .ccmemory/ untouched, no reindex started
+    out = cli(root, "new", "fact", "The wallaby service listens on port 7300", "--json").stdout
+    mid = json.loads(out)["id"]
+    assert search(root, "wallaby")[mid]["status"] == "developmental"  # written, not committed yet
+    commit_all(root, "wallaby")
+    assert wait_for(lambda: search(root, "wallaby").get(mid, {}).get("status") == "curated", timeout=30)

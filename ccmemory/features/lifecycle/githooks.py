@@ -1,7 +1,8 @@
 """Git hooks that keep the index level with the files after merges, pulls, switches and rebases,
 and a pre-commit hook that adds `id` and `created` to hand-written memory files.
 
-`install(root)` writes post-merge, post-checkout and post-rewrite into the repository's hooks
+`install(root)` writes post-merge, post-checkout, post-rewrite and post-commit (only when the
+commit touched `.ccmemory/`) into the repository's hooks
 folder (`git rev-parse --git-path hooks`, so `core.hooksPath` is honoured). A hook that is already
 there and is not ours is kept as `<name>.pre-ccmemory` and called first, with the same arguments
 and stdin; its exit status is passed on (for post-checkout it becomes `git checkout`'s status,
@@ -24,7 +25,7 @@ from pathlib import Path
 
 from ccmemory.core import gitstate
 
-HOOK_NAMES = ("post-merge", "post-checkout", "post-rewrite", "pre-commit")
+HOOK_NAMES = ("post-merge", "post-checkout", "post-rewrite", "post-commit", "pre-commit")
 MARKER = "# ccmemory-managed-hook"
 CHAIN_SUFFIX = ".pre-ccmemory"
 
@@ -34,6 +35,10 @@ _CONDITIONS = {
     "post-checkout": '[ "$3" = "1" ] || exit $rc\n',
     # $1 = amend | rebase; the rewritten commits arrive on stdin (left to the chained hook)
     "post-rewrite": "",
+    # only when the commit touched .ccmemory/: a memory committed on main becomes curated, a
+    # hand-written one gets its id (issue 33: no stale [developmental] after a plain commit)
+    "post-commit": "git diff-tree --root --no-commit-id --name-only -r HEAD -- .ccmemory/ 2>/dev/null"
+    " | grep -q . || exit $rc\n",
 }
 
 _TEMPLATE = """\

@@ -78,7 +78,7 @@ def init(path: Path | None, no_git_hooks: bool) -> None:
     Creates .ccmemory/README.md and config.yaml, the git-ignored .ccmemory/local/ folder for the
     index and logs, and builds the index. Safe to run again.
 
-    In a git repository it also installs post-merge, post-checkout and post-rewrite hooks that
+    In a git repository it also installs post-merge, post-checkout, post-rewrite and post-commit hooks that
     reindex in the background (honouring core.hooksPath and chaining existing hooks).
     """
     from ccmemory.core import gitstate
