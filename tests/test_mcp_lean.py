@@ -89,3 +89,20 @@ def test_search_get_trace_context(client: SyncClient) -> None:
     assert [m["id"] for m in chain["chain"]] == [old["id"], new["id"]]
     ctx = client.call("context", {"task": "add a background job"})
     assert new["id"] in json.dumps(ctx)
+
+
+def test_recording_an_identical_memory_twice_answers_with_the_first(client: SyncClient, repo: Path) -> None:
+    """Two clients (or a retry) recording the same type, title and body: one file, and the second
+    call answers with the existing memory (issue 33) instead of a second file linked "restates it".
+    A different body is a new memory."""
+    args = {
+        "type": "fact",
+        "title": "The numbat exporter runs at 03:00 UTC",
+        "body": "Cron in infra/cron.yaml.",
+    }
+    first = client.call("record", args)
+    again = client.call("record", {**args, "body": "  Cron in   infra/cron.yaml. "})
+    assert again["duplicate"] is True and again["id"] == first["id"] and again["path"] == first["path"]
+    assert len(list((repo / ".ccmemory").rglob("*numbat*"))) == 1
+    other = client.call("record", {**args, "body": "Cron in infra/cron.yaml; moved to 04:00 in March."})
+    assert other["id"] != first["id"] and "duplicate" not in other

@@ -74,6 +74,18 @@ def record(
     from ccmemory.features.capture.linking import link_explicit
 
     to_personal = mtype == "preference" and memory.fields.get("scope") == "global"
+    same = None if to_personal else _identical(svc, memory)
+    if same is not None:  # a second client (or a retry) recording the same memory: nothing written
+        return {
+            "id": same.id,
+            "type": same.type,
+            "title": same.title,
+            "path": same.path,
+            "status": same.status,
+            "uri": f"ccmemory://memory/{same.id}",
+            "duplicate": True,
+            "note": "an identical memory (same type, title and body) exists: nothing was written",
+        }
     linked = [] if to_personal else link_explicit(svc, memory)  # never dropped: close ones linked
     try:
         if to_personal:  # a global preference lives in the personal vault (docs/cross-project.md)
@@ -104,6 +116,23 @@ def record(
     if linked:
         out["linked"] = linked
     return out
+
+
+def _identical(svc: Service, memory: Any) -> Any:
+    """A memory in force with the same type, title and body (whitespace aside), or None."""
+
+    def norm(text: str) -> str:
+        return " ".join(text.split()).casefold()
+
+    try:
+        hits = svc.search(memory.title, svc.filters(types=[memory.type]), limit=10, mode="text", expand=False)
+    except Exception:  # the index is a cache: a failed lookup only means no duplicate check
+        return None
+    for h in hits.hits:
+        m = h.memory
+        if norm(m.title) == norm(memory.title) and norm(m.body) == norm(memory.body):
+            return m
+    return None
 
 
 def supersede(
