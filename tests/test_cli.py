@@ -264,3 +264,11 @@ def test_corrupt_index_is_rebuilt_from_files(repo: Path, run_cli: RunCli) -> Non
         b"this is not a database"
     ]
     assert os.path.exists(repo / ".ccmemory" / "facts")
+
+
+def test_a_mistyped_command_gets_did_you_mean(tmp_path: Path, run_cli: RunCli) -> None:
+    typo = run_cli(tmp_path, "serach", "redis", check=False)
+    assert typo.returncode == 2 and "No such command 'serach'. Did you mean 'search'?" in typo.stderr
+    other = run_cli(tmp_path, "frobnicate", check=False)
+    assert other.returncode == 2 and "Did you mean" not in other.stderr
+    assert run_cli(tmp_path, "--help").returncode == 0

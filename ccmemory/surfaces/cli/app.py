@@ -51,6 +51,20 @@ class LazyGroup(click.Group):
         assert isinstance(cmd, click.Command)
         return cmd
 
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        """An unknown command name gets the closest ones as a hint ("did you mean 'search'?")."""
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and name not in COMMANDS:
+            import difflib
+
+            close = difflib.get_close_matches(name, list(COMMANDS), n=3, cutoff=0.6)
+            if close:
+                hint = " or ".join(repr(c) for c in close)
+                ctx.fail(f"No such command {name!r}. Did you mean {hint}?")
+        return super().resolve_command(ctx, args)
+
     def invoke(self, ctx: click.Context) -> object:
         """Every CcmemoryError a command lets through is reported once, the same way: its
         message, its hint and the exit code of cli/errors.py (never a traceback)."""
