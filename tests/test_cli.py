@@ -6,6 +6,7 @@ import json
 import os
 import re
 import sqlite3
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -272,3 +273,24 @@ def test_a_mistyped_command_gets_did_you_mean(tmp_path: Path, run_cli: RunCli) -
     other = run_cli(tmp_path, "frobnicate", check=False)
     assert other.returncode == 2 and "Did you mean" not in other.stderr
     assert run_cli(tmp_path, "--help").returncode == 0
+
+
+def test_init_files_honour_the_umask_and_keep_the_gitignore_mode(tmp_path: Path, run_cli: RunCli) -> None:
+    """config.yaml and README.md are committed and shared: 0644 under umask 022, like any file an
+    editor writes (issue 33: they were 0600); an existing .gitignore keeps its own mode."""
+    import stat
+
+    root = tmp_path / "r"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    (root / ".gitignore").write_text("node_modules/\n")
+    (root / ".gitignore").chmod(0o664)
+    old = os.umask(0o022)
+    try:
+        run_cli(root, "init", "--no-git-hooks")
+    finally:
+        os.umask(old)
+    mode = lambda p: stat.S_IMODE(p.stat().st_mode)  # noqa: E731
+    assert mode(root / ".ccmemory" / "config.yaml") == 0o644
+    assert mode(root / ".ccmemory" / "README.md") == 0o644
+    assert mode(root / ".gitignore") == 0o664 and ".ccmemory/local/" in (root / ".gitignore").read_text()

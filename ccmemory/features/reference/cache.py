@@ -90,7 +90,7 @@ def _target(vault: Vault, sub: str, name: str) -> Path:
 
 def write_cached(vault: Vault, sub: str, name: str, meta: dict[str, Any], body: str) -> tuple[str, bool, int]:
     """Redact, then write atomically. Returns (repo-relative path, created, redactions)."""
-    from ccmemory.core.atomic import atomic_write
+    from ccmemory.core.atomic import UMASK, atomic_write
     from ccmemory.core.redact import find_secrets, redact
 
     found = len(find_secrets(body)) + sum(len(find_secrets(str(v))) for v in meta.values() if v)
@@ -98,7 +98,7 @@ def write_cached(vault: Vault, sub: str, name: str, meta: dict[str, Any], body: 
     text = "---\n" + dump_yaml(clean_meta) + "---\n\n" + redact(body).strip("\n") + "\n"
     path = _target(vault, sub, name)
     created = not path.exists()
-    atomic_write(path, text.encode("utf-8"), overwrite=True)
+    atomic_write(path, text.encode("utf-8"), overwrite=True, mode=UMASK)  # committed like a memory
     return f"{REF_ROOT}/cached/{sub}/{name}", created, found
 
 

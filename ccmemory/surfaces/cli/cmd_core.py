@@ -31,16 +31,19 @@ def _ensure_gitignore(root: Path) -> bool:
     text = path.read_text(encoding="utf-8") if path.exists() else ""
     if any(line.strip() in (GITIGNORE_LINE, "/" + GITIGNORE_LINE) for line in text.splitlines()):
         return False
-    from ccmemory.core.atomic import atomic_write
+    import stat
+
+    from ccmemory.core.atomic import UMASK, atomic_write
 
     new = text + ("" if not text or text.endswith("\n") else "\n") + GITIGNORE_LINE + "\n"
-    atomic_write(path, new.encode("utf-8"), overwrite=True)
+    mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else UMASK  # a file the user owns
+    atomic_write(path, new.encode("utf-8"), overwrite=True, mode=mode)
     return True
 
 
 def init_vault(root: Path) -> list[str]:
     """Create .ccmemory/ (README, config, local/) and the .gitignore entry. Idempotent."""
-    from ccmemory.core.atomic import atomic_write
+    from ccmemory.core.atomic import UMASK, atomic_write
     from ccmemory.core.config import CONFIG_FILE, DEFAULT_CONFIG
 
     done: list[str] = []
@@ -49,7 +52,7 @@ def init_vault(root: Path) -> list[str]:
     for name, content in (("README.md", VAULT_README), (CONFIG_FILE, DEFAULT_CONFIG)):
         path = vdir / name
         if not path.exists():
-            atomic_write(path, content.encode("utf-8"), overwrite=False)
+            atomic_write(path, content.encode("utf-8"), overwrite=False, mode=UMASK)  # committed, shared
             done.append(f"created .ccmemory/{name}")
     if _ensure_gitignore(root):
         done.append(f"added {GITIGNORE_LINE} to .gitignore")

@@ -57,9 +57,9 @@ def report_cmd(period: str, fmt: str, output: Path | None) -> None:
         click.echo(f"wrote {output} (rendered by {used})")
         return
     if output is not None:
-        from ccmemory.core.atomic import atomic_write
+        from ccmemory.core.atomic import UMASK, atomic_write
 
-        atomic_write(output, text.encode("utf-8"), overwrite=True)
+        atomic_write(output, text.encode("utf-8"), overwrite=True, mode=UMASK)
         click.echo(f"wrote {output}")
     else:
         click.echo(text, nl=False)
