@@ -81,9 +81,10 @@ def test_new_search_show_trace_context(tmp_path: Path, run_cli: RunCli) -> None:
     assert trace["steps"][0]["relation"] == "SUPERSEDED_BY"
     ctx = json.loads(run_cli(root, "context", "--json", "--budget", "300").stdout)
     assert newer["id"] in ctx["ids"] and ctx["tokens"] <= 300
-    # commit on main: status becomes curated after reindex
+    # commit on main: status becomes curated after reindex (the post-commit hook is turned off here,
+    # so this run is the one that sees the change; tests/test_lifecycle_hooks.py covers the hook)
     git(root, "add", "-A")
-    git(root, "commit", "-qm", "memories")
+    git(root, "-c", "core.hooksPath=/dev/null", "commit", "-qm", "memories")
     out = run_cli(root, "reindex").stdout
     assert "status changed 2" in out
     hits = json.loads(run_cli(root, "search", "tokens", "--json").stdout)
@@ -123,7 +124,8 @@ def test_reindex_reports_bad_files_and_indexes_the_rest(repo: Path, run_cli: Run
     (folder / "binary.md").write_bytes(b"\x00\x01\x02")
     (folder / "big.md").write_bytes(b"---\n" + b"a" * (1024 * 1024 + 1))
     before = {p: p.read_bytes() for p in folder.iterdir()}
-    proc = run_cli(repo, "reindex", "--json")
+    proc = run_cli(repo, "reindex", "--json", check=False)
+    assert proc.returncode == 1  # invalid files were left out: scripts can tell
     report = json.loads(proc.stdout)
     problems = {Path(e["path"]).name: e for e in report["errors"]}
     for name, (_, line, reason) in BAD_FILES.items():
@@ -132,10 +134,17 @@ def test_reindex_reports_bad_files_and_indexes_the_rest(repo: Path, run_cli: Run
     assert "1 MB" in problems["big.md"]["reason"]
     assert json.loads(run_cli(repo, "search", "walruses", "--json").stdout)[0]["id"] == good["id"]
     assert {p: p.read_bytes() for p in folder.iterdir()} == before  # nothing deleted or rewritten
+    plain = run_cli(repo, "reindex", check=False)
+    assert (
+        plain.returncode == 1
+        and "invalid file(s) left out" in plain.stderr
+        and "--allow-invalid" in plain.stderr
+    )
+    assert "s files and index, " in plain.stdout and "s embedding)" in plain.stdout  # both phases timed
     # a memory whose file turns bad is dropped (with the error reported), not served stale
     good_path = repo / good["path"]
     good_path.write_text("---\nid: [broken\n---\n")
-    report = json.loads(run_cli(repo, "reindex", "--json").stdout)
+    report = json.loads(run_cli(repo, "reindex", "--json", "--allow-invalid").stdout)
     assert any(e["path"] == good["path"] for e in report["errors"])
     assert json.loads(run_cli(repo, "search", "walruses", "--json").stdout) == []
 
@@ -162,7 +171,7 @@ def test_check_names_path_and_line_and_exits_1(repo: Path, run_cli: RunCli) -> N
         for line in lines
     )
     # the index reports the duplicate too, naming both files
-    report = json.loads(run_cli(repo, "reindex", "--json").stdout)
+    report = json.loads(run_cli(repo, "reindex", "--json", "--allow-invalid").stdout)
     dup_err = [e for e in report["errors"] if "duplicate id" in e["reason"]]
     assert dup_err and dup_err[0]["path"].endswith("zz-copy.md") and made["path"] in dup_err[0]["reason"]
 

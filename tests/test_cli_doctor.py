@@ -44,6 +44,7 @@ def test_doctor_sqlite(repo: Path, run_cli: RunCli) -> None:
         "post-merge",
         "post-checkout",
         "post-rewrite",
+        "post-commit",
         "pre-commit",
     }
     text = run_cli(repo, "doctor").stdout

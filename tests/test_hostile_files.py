@@ -43,8 +43,9 @@ def check(run_cli: RunCli, repo: Path) -> tuple[int, list[dict[str, object]]]:
 
 def reindex(run_cli: RunCli, repo: Path, *extra: str) -> dict[str, object]:
     proc = run_cli(repo, "reindex", "--json", "--no-embed", *extra, check=False)
-    assert proc.returncode == 0, proc.stderr
     data: dict[str, object] = json.loads(proc.stdout)
+    # exit 1 when invalid files were left out (the rest is indexed all the same), 0 otherwise
+    assert proc.returncode == (1 if data["errors"] else 0), proc.stderr
     return data
 
 

@@ -92,7 +92,7 @@ def test_search_get_trace_context(client: SyncClient) -> None:
 
 
 def test_recording_an_identical_memory_twice_answers_with_the_first(client: SyncClient, repo: Path) -> None:
-    """Two clients (or a retry) recording the same type, title and body: one file, and the second
+    """Two clients (or a retry) recording the same type, title, body and fields: one file, and the second
     call answers with the existing memory (issue 33) instead of a second file linked "restates it".
     A different body is a new memory."""
     args = {
@@ -106,3 +106,9 @@ def test_recording_an_identical_memory_twice_answers_with_the_first(client: Sync
     assert len(list((repo / ".ccmemory").rglob("*numbat*"))) == 1
     other = client.call("record", {**args, "body": "Cron in infra/cron.yaml; moved to 04:00 in March."})
     assert other["id"] != first["id"] and "duplicate" not in other
+    # the type's fields count: a retry with the same rationale is one file, a different one is new
+    decision = {"type": "decision", "title": "Numbat exports go to S3", "fields": {"rationale": "cheap"}}
+    d1 = client.call("record", decision)
+    assert client.call("record", decision)["id"] == d1["id"]
+    d3 = client.call("record", {**decision, "fields": {"rationale": "cheap and versioned"}})
+    assert d3["id"] != d1["id"] and "duplicate" not in d3

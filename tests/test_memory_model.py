@@ -230,6 +230,15 @@ def test_cli_and_mcp_write_the_same_redacted_memory(client: SyncClient, repo: Pa
         "right_belief": "rotate it",
         "severity": "critical",
     }
+    # MCP first: a record identical to a memory in force answers "duplicate" instead of writing
+    mcp = client.call(
+        "record_correction",
+        {
+            **text_args,
+            "topics": [f"keys-{SECRET}"],
+            "relations": [{"type": "RELATES_TO", "target": target["path"], "reason": f"because {SECRET}"}],
+        },
+    )
     cli = _cli(
         repo,
         "new",
@@ -251,21 +260,13 @@ def test_cli_and_mcp_write_the_same_redacted_memory(client: SyncClient, repo: Pa
     )
     assert cli.returncode == 0, cli.stderr
     made = json.loads(cli.stdout)
-    mcp = client.call(
-        "record_correction",
-        {
-            **text_args,
-            "topics": [f"keys-{SECRET}"],
-            "relations": [{"type": "RELATES_TO", "target": target["path"], "reason": f"because {SECRET}"}],
-        },
-    )
     a, b = read_memory(repo / made["path"]), read_memory(repo / mcp["path"])
     for m in (a, b):
         assert SECRET not in json.dumps(m.to_dict()) and "home address" not in m.body
         assert m.relations[0].target == target["id"]  # resolved from the path to the id
     same = ("title", "body", "topics", "fields", "author", "branch")
     assert {k: a.to_dict()[k] for k in same} == {k: b.to_dict()[k] for k in same}
-    assert a.relations[0] == b.relations[0]  # (linking may add more: the CLI's memory is close)
+    assert a.relations[0] == b.relations[0]  # (linking may add more: the two are close)
     assert (a.source, b.source) == ("manual", "explicit")
 
 

@@ -428,18 +428,25 @@ def check(as_json: bool, strict: bool, base: str | None, fix: bool = False) -> N
 @click.command("reindex")
 @click.option("--full", is_flag=True, help="Rebuild from scratch instead of incrementally.")
 @click.option("--no-embed", is_flag=True, help="Skip computing embeddings (full-text only).")
+@click.option(
+    "--allow-invalid", is_flag=True, help="Exit 0 even when invalid files were left out (for scripts)."
+)
 @click.option("--json", "as_json", is_flag=True)
-def reindex_cmd(full: bool, no_embed: bool, as_json: bool) -> None:
+def reindex_cmd(full: bool, no_embed: bool, allow_invalid: bool, as_json: bool) -> None:
     """Bring the index level with the memory files (incremental by path, mtime, size, hash).
 
     Bad files are reported with path and reason and left out of the index (never deleted or
-    rewritten); the rest are indexed. Status (curated/developmental) is refreshed from git.
+    rewritten); the rest are indexed, and the command exits 1 (0 with --allow-invalid). Status
+    (curated/developmental) is refreshed from git.
     """
+    import time
+
     with service() as svc:
         bar = Progress("indexing")
         report = svc.reindex(full=full, progress=bar)
         bar.close()
         embedded, problem = 0, None
+        started_embedding = time.perf_counter()
         if not no_embed:
             # The text phase is committed: full-text search works from here on, and an
             # interrupted embedding keeps what it stored (the next reindex or search resumes).
@@ -458,8 +465,10 @@ def reindex_cmd(full: bool, no_embed: bool, as_json: bool) -> None:
                 from ccmemory.features.reference.ops import embed_sections
 
                 problem = embed_sections(svc)
+        embed_seconds = time.perf_counter() - started_embedding
         if as_json:
             data = report.as_dict()
+            data["embed_seconds"] = round(embed_seconds, 3)
             data["embedded"] = embedded
             data["semantic"] = problem is None
             if problem:
@@ -475,7 +484,9 @@ def reindex_cmd(full: bool, no_embed: bool, as_json: bool) -> None:
                 f"unchanged {report.unchanged}, status changed {report.status_changed}, "
                 f"errors {len(report.errors)}"
                 + (f", embedded {embedded}" if embedded else "")
-                + f" ({report.seconds:.2f}s)"
+                + f" ({report.seconds:.2f}s files and index"
+                + ("" if no_embed else f", {embed_seconds:.2f}s embedding")
+                + ")"
             )
             if report.reference:
                 ref = report.reference
@@ -485,3 +496,11 @@ def reindex_cmd(full: bool, no_embed: bool, as_json: bool) -> None:
                 )
             if problem and not no_embed:
                 notice(f"semantic search is off: {problem}")
+    if report.errors and not allow_invalid:
+        if not as_json:
+            click.echo(
+                f"{len(report.errors)} invalid file(s) left out of the index (listed above; "
+                "`ccmemory check` explains each); exiting 1 (--allow-invalid to exit 0)",
+                err=True,
+            )
+        raise SystemExit(1)

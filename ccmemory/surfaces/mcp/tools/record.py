@@ -84,7 +84,7 @@ def record(
             "status": same.status,
             "uri": f"ccmemory://memory/{same.id}",
             "duplicate": True,
-            "note": "an identical memory (same type, title and body) exists: nothing was written",
+            "note": "an identical memory (same type, title, body and fields) exists: nothing was written",
         }
     linked = [] if to_personal else link_explicit(svc, memory)  # never dropped: close ones linked
     try:
@@ -119,7 +119,10 @@ def record(
 
 
 def _identical(svc: Service, memory: Any) -> Any:
-    """A memory in force with the same type, title and body (whitespace aside), or None."""
+    """A memory in force with the same type, title, body and fields (whitespace aside), or None.
+
+    Fields count: a record that carries a rationale the other lacks is new information, not a retry.
+    """
 
     def norm(text: str) -> str:
         return " ".join(text.split()).casefold()
@@ -130,9 +133,18 @@ def _identical(svc: Service, memory: Any) -> Any:
         return None
     for h in hits.hits:
         m = h.memory
-        if norm(m.title) == norm(memory.title) and norm(m.body) == norm(memory.body):
+        if (
+            norm(m.title) == norm(memory.title)
+            and norm(m.body) == norm(memory.body)
+            and _fields(m.fields) == _fields(memory.fields)
+        ):
             return m
     return None
+
+
+def _fields(fields: dict[str, Any]) -> dict[str, str]:
+    """Fields compared as text, whitespace and case aside (a date read back from YAML equals its string)."""
+    return {k: " ".join(str(v).split()).casefold() for k, v in fields.items() if v not in (None, "", [])}
 
 
 def supersede(
