@@ -52,7 +52,10 @@ def search(root: Path, query: str, *extra: str) -> dict[str, dict[str, Any]]:
 
 
 def reindex(root: Path) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(cli(root, "reindex", "--no-embed", "--json").stdout)
+    proc = cli(root, "reindex", "--no-embed", "--json", check=False)
+    data: dict[str, Any] = json.loads(proc.stdout)
+    # exit 1 exactly when invalid files were left out (the rest is indexed all the same)
+    assert proc.returncode == (1 if data["errors"] else 0), proc.stderr
     return data
 
 

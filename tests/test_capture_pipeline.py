@@ -182,6 +182,8 @@ def test_rules_only_provider(tmp_path: Path) -> None:
     ]
     corr = next(m for m in plan.memories if m["type"] == "correction")
     assert corr["fields"]["wrong_belief"] == "unittest" and corr["extra"]["extractor"] == "rules"
+    # provenance says what happened: no model was involved (issue 33; was "llm")
+    assert {m["source"] for m in plan.memories} == {"rules"}
 
 
 def test_secrets_reach_neither_prompt_nor_file(tmp_path: Path) -> None:

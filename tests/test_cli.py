@@ -303,3 +303,33 @@ def test_init_files_honour_the_umask_and_keep_the_gitignore_mode(tmp_path: Path,
     assert mode(root / ".ccmemory" / "config.yaml") == 0o644
     assert mode(root / ".ccmemory" / "README.md") == 0o644
     assert mode(root / ".gitignore") == 0o664 and ".ccmemory/local/" in (root / ".gitignore").read_text()
+
+
+def test_show_of_an_invalid_file_points_at_check(repo: Path, run_cli: RunCli) -> None:
+    """`show` of a file the index left out names the file, line and reason, and `check` (issue 33)."""
+    bad = repo / ".ccmemory" / "facts" / "2026-11-21-broken-yaml.md"
+    bad.parent.mkdir(parents=True, exist_ok=True)
+    bad.write_text("---\nid: [broken\ntype: fact\n---\nbody\n")
+    run_cli(repo, "reindex", "--allow-invalid")
+    for ref in (".ccmemory/facts/2026-11-21-broken-yaml.md", "broken-yaml"):
+        proc = run_cli(repo, "show", ref, check=False)
+        assert proc.returncode != 0 and "Traceback" not in proc.stderr
+        assert ".ccmemory/facts/2026-11-21-broken-yaml.md:" in proc.stderr and "is invalid" in proc.stderr
+        assert "ccmemory check" in proc.stderr and "reindex" not in proc.stderr
+    plain = run_cli(repo, "show", "no-such-thing", check=False)
+    assert plain.returncode != 0 and "is invalid" not in plain.stderr
+
+
+def test_outside_git_init_and_new_say_what_does_not_apply(tmp_path: Path, run_cli: RunCli) -> None:
+    """A folder that is not a git repository works, with a word on stderr (issue 33); stdout (the
+    path `new` prints for scripts) is unchanged, and inside git nothing is said."""
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    init = run_cli(plain, "init")
+    assert "not a git repository" in init.stderr and "promotion" in init.stderr
+    made = run_cli(plain, "new", "fact", "The kiln runs at night")
+    assert made.stdout.strip().startswith(".ccmemory/facts/") and "not a git repository" in made.stderr
+    root = init_git(tmp_path / "r")
+    run_cli(root, "init")
+    inside = run_cli(root, "new", "fact", "The kiln runs at night")
+    assert "not a git repository" not in inside.stderr + run_cli(root, "init").stderr

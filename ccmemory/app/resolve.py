@@ -151,10 +151,30 @@ def resolve_one(svc: Service, ref: str, what: str = "memory") -> IndexedMemory:
         raise NoSuchMemory(
             ref,
             f"no {what} {ref!r} in project {svc.project}" if ref else f"no {what} id given",
-            "give an id or a unique id prefix (4+ characters), a file path or a slug; find ids with "
+            _invalid_hint(svc, ref)
+            or "give an id or a unique id prefix (4+ characters), a file path or a slug; find ids with "
             "search (`ccmemory search`, or the `search` tool); run `ccmemory reindex` if the file is new",
         )
     return mems[0]
+
+
+def _invalid_hint(svc: Service, ref: str) -> str | None:
+    """When `ref` names a file the index left out as invalid, say so and point at `check`."""
+    if not ref:
+        return None
+    try:
+        problems = svc.view.file_problems()
+    except Exception:  # the hint is a courtesy: a failing index keeps the generic one
+        return None
+    key = ref.removesuffix(".md").rsplit("/", 1)[-1]
+    for p in problems:
+        name = p.path.rsplit("/", 1)[-1].removesuffix(".md")
+        if p.path == ref or (len(key) >= PREFIX_MIN and key in name):
+            where = f"{p.path}:{p.line}" if p.line else p.path
+            return (
+                f"{where} is invalid and left out of the index ({p.reason}); fix it and run `ccmemory check`"
+            )
+    return None
 
 
 def written_reference(m: IndexedMemory) -> str:

@@ -219,7 +219,7 @@ REVERSE_NAMES: dict[str, str] = {
     "CITES": "CITED_BY",
     "RELATES_TO": "RELATES_TO",
 }
-SOURCES: tuple[str, ...] = ("llm", "explicit", "manual", "import")
+SOURCES: tuple[str, ...] = ("llm", "rules", "explicit", "manual", "import")
 COMMON_FIELDS: tuple[str, ...] = (
     "id",
     "type",

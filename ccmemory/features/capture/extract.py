@@ -215,7 +215,9 @@ def to_memory(cand: dict[str, Any], ctx: Context, mid: str, extractor: str) -> M
     confidence = None
     if isinstance(conf, int | float) and not isinstance(conf, bool):
         confidence = round(min(1.0, max(0.0, float(conf))), 2)
-    source = ctx.source or (cand.get("source") if cand.get("source") in ("llm", "explicit") else "llm")
+    source = ctx.source or (
+        cand.get("source") if cand.get("source") in ("llm", "rules", "explicit") else "llm"
+    )
     try:  # the one builder (ccmemory/draft.py): redacted again, validated
         return build_memory(
             mtype,

@@ -109,6 +109,15 @@ def init(path: Path | None, no_git_hooks: bool) -> None:
     with Service(Vault(root)) as svc:
         report = svc.reindex()
     click.echo(f"ccmemory is ready in {root} ({report.added} memories indexed)")
+    if not gitstate.is_repo(root):
+        notice(OUTSIDE_GIT)
+
+
+OUTSIDE_GIT = (
+    "this folder is not a git repository: memories work, but every one counts as curated, and "
+    "promotion (a merge to main), review in pull requests and the git hooks do not apply "
+    "(`git init` first to get them)"
+)
 
 
 def _parse_field(values: tuple[str, ...]) -> dict[str, Any]:
@@ -149,7 +158,9 @@ def _parse_field(values: tuple[str, ...]) -> dict[str, Any]:
     help="A type-specific field, e.g. --field rationale='XSS can read localStorage'.",
 )
 @click.option("--confidence", type=FiniteRange(0, 1), default=None)
-@click.option("--source", type=click.Choice(["manual", "explicit", "llm", "import"]), default="manual")
+@click.option(
+    "--source", type=click.Choice(["manual", "explicit", "llm", "rules", "import"]), default="manual"
+)
 @click.option("--json", "as_json", is_flag=True, help="Print id, path and status as JSON.")
 @click.option(
     "--global",
@@ -240,6 +251,11 @@ def new(
             notice(rec.notice)
         for line in linked:
             notice(f"linked: {line}")
+        if not global_:
+            from ccmemory.core import gitstate
+
+            if not gitstate.is_repo(svc.vault.root):
+                notice(OUTSIDE_GIT)
         if as_json:
             emit_json({"id": memory.id, "path": rec.path, "status": rec.status})
         else:

@@ -22,7 +22,7 @@ MIN_N = 5  # a rate over fewer items than this is "not enough data"
 # bench/RESULTS-dashboard.md say how it was chosen (and that the check is small)
 REEXPLAIN_THRESHOLD = 0.60
 REEXPLAIN_CAP = 400  # newest corrections/preferences embedded at most (cost bound)
-CAPTURED_SOURCES = ("llm", "explicit")
+CAPTURED_SOURCES = ("llm", "rules", "explicit")
 RULE_TYPES = ("decision", "preference")
 
 FORMULAS = {
