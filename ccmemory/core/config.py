@@ -18,6 +18,10 @@ from ccmemory.core import settings
 from ccmemory.core.errors import ConfigError
 from ccmemory.core.settings import ContextSettings
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ccmemory.core.config_schema import ConfigProblem
+
 CONFIG_FILE = "config.yaml"
 DEFAULT_CONFIG = """\
 # ccmemory settings for this repository (committed; the environment overrides them).
@@ -156,6 +160,20 @@ def read_config_file(vault_dir: Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: settings must be a YAML mapping", "see docs/configuration.md")
     return data
+
+
+def config_problems(root: Path) -> list[ConfigProblem]:
+    """Every problem of `.ccmemory/config.yaml` against the schema (core/config_schema.py), with
+    line numbers; [] when there is no file. Raises ConfigError when the file cannot be read."""
+    from ccmemory.core.config_schema import validate
+    from ccmemory.core.walk import read_regular
+
+    path = root / ".ccmemory" / CONFIG_FILE
+    if not os.path.lexists(path):
+        return []
+    raw = read_config_file(root / ".ccmemory")
+    text = read_regular(path, 256 * 1024).decode("utf-8", "replace")
+    return validate(raw, text)
 
 
 def load_config(root: Path, *, env: dict[str, str] | None = None) -> Config:

@@ -414,6 +414,8 @@ def context_settings(raw: Mapping[str, object] | None, env: Env = None) -> Conte
     }
     enabled = _flag(ctx.get("enabled", True), True)
     budget = _whole(ctx.get("budget_tokens"), DEFAULT_CONTEXT_BUDGET)
+    if budget < 1:  # a digest of 0 or fewer tokens is a typo, not a wish (`check` reports it)
+        budget = DEFAULT_CONTEXT_BUDGET
     sections = ctx.get("reference_sections", 0)
     env_enabled = CONTEXT.get(env)
     env_budget = CONTEXT_BUDGET.get(env)

@@ -504,15 +504,15 @@ def get_embedder(
     here rather than on first use. Nothing heavy is imported unless ``check`` is set.
     """
     env = os.environ if env is None else env
+    # where the choice came from, for messages: config.yaml's `embedder:` wins over the variable
+    source = "`embedder:` in .ccmemory/config.yaml" if choice else ENV_EMBEDDER
     choice = (choice or settings.EMBEDDER.get(env) or "auto").strip().lower()
     key = env.get(ENV_VOYAGE_KEY, "").strip()
     if choice not in {"auto", "local", "voyage"}:
-        raise EmbedderUnavailable(
-            f"unknown embedder {choice!r} in {ENV_EMBEDDER} (use auto, local or voyage)"
-        )
+        raise EmbedderUnavailable(f"unknown embedder {choice!r} in {source} (use auto, local or voyage)")
     if choice == "voyage" or (choice == "auto" and key and voyage_installed()):
         if not key:
-            raise EmbedderUnavailable(f"{ENV_EMBEDDER}=voyage but {ENV_VOYAGE_KEY} is not set")
+            raise EmbedderUnavailable(f"voyage is chosen in {source} but {ENV_VOYAGE_KEY} is not set")
         if not voyage_installed():
             raise EmbedderUnavailable(
                 "the voyageai package is not installed (pip install 'ccmemory[voyage]')"

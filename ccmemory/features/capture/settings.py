@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ccmemory.core import settings as env_settings
+from ccmemory.core.config_schema import PROVIDERS  # one list, also the schema's
 
 _T = TypeVar("_T")
-PROVIDERS = ("auto", "anthropic", "claude-cli", "rules", "test", "none")
 
 
 @dataclass

@@ -402,7 +402,7 @@ def check(as_json: bool, strict: bool, base: str | None, fix: bool = False) -> N
             if not as_json:
                 click.echo(f"{fx.path}:1: fixed: added {fx.describe()}")
     findings = check_vault(vault)
-    from ccmemory.core.config import load_config
+    from ccmemory.core.config import config_problems, load_config
     from ccmemory.core.gitstate import GitError
     from ccmemory.features.lifecycle.review import lifecycle_findings
     from ccmemory.features.personal import check_findings as personal_findings
@@ -411,6 +411,10 @@ def check(as_json: bool, strict: bool, base: str | None, fix: bool = False) -> N
         cfg = load_config(vault.root)
         findings += personal_findings(vault.root, cfg.user_id)  # overrides of personal-vault memories
         findings += [Finding(".ccmemory/config.yaml", 1, "warning", msg) for msg in cfg.related_problems]
+        findings += [
+            Finding(".ccmemory/config.yaml", p.line, p.level, f"{p.key}: {p.message}")
+            for p in config_problems(vault.root)
+        ]
         findings = sorted(
             findings + lifecycle_findings(vault, base, cfg.raw),
             key=lambda f: (f.path, f.line, f.level, f.message),

@@ -99,6 +99,25 @@ def _embedder_report(config: Any) -> dict[str, Any]:
     return report
 
 
+def _config_report(root: Path, config: Any) -> dict[str, Any]:
+    """config.yaml against its schema, and a main_branch that names no branch."""
+    from ccmemory.core import gitstate
+    from ccmemory.core.config import config_problems
+
+    problems = [p.render() for p in config_problems(root)]
+    branch = config.main_branch
+    if branch and gitstate.is_repo(root):
+        known = gitstate.git(
+            root, "for-each-ref", "--format=%(refname:short)", "refs/heads", "refs/remotes", check=False
+        ).split()
+        if branch not in known and not any(k.endswith(f"/{branch}") for k in known):
+            problems.append(
+                f".ccmemory/config.yaml: main_branch: no branch {branch!r} in this repository "
+                "(every memory stays developmental until it exists)"
+            )
+    return {"path": str(root / ".ccmemory" / "config.yaml"), "problems": problems}
+
+
 def _capture_report(root: Path) -> dict[str, Any]:
     try:
         from ccmemory.features.capture.providers.choose import describe
@@ -158,6 +177,7 @@ def gather(start: Path | None = None) -> tuple[dict[str, Any], bool]:
         report["neo4j_password_set"] = bool(config.neo4j_password)
     report["index"] = _index_report(config, vault)
     report["embedder"] = _embedder_report(config)
+    report["config"] = _config_report(vault.root, config)
     report["capture"] = _capture_report(vault.root)
     report["git_hooks"] = _hooks_report(vault.root)
     report["cross_project"] = _cross_report(config, vault)
@@ -190,6 +210,11 @@ def _text(r: dict[str, Any]) -> list[str]:
     ]
     lines += _index_text(r["index"])
     lines += _embedder_text(r["embedder"])
+    conf = r.get("config") or {"problems": []}
+    lines.append(
+        f"  config       {len(conf['problems']) or 'no'} problem(s)" + (":" if conf["problems"] else "")
+    )
+    lines += [f"    {p}" for p in conf["problems"]]
     cap = r["capture"]
     lines.append(f"  capture LLM  {cap.get('provider') or 'unknown'}: {cap.get('reason')}")
     lines += _hooks_text(r["git_hooks"])

@@ -30,6 +30,7 @@ def service() -> Iterator[Any]:
         raise cli_error(exc) from None
     except ValueError as exc:  # bad config.yaml
         raise cli_error(exc) from None
+    _warn_config(svc.vault.root)
     try:
         yield svc
     except IndexUnavailable as exc:
@@ -37,6 +38,19 @@ def service() -> Iterator[Any]:
     finally:
         with contextlib.suppress(Exception):
             svc.close()
+
+
+def _warn_config(root: Any) -> None:
+    """One stderr line when config.yaml breaks the schema (a typo must not pass in silence)."""
+    from ccmemory.core.config import config_problems
+
+    try:
+        problems = config_problems(root)
+    except ValueError:  # unreadable: load_config has already said so
+        return
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        notice(f"warning: {problems[0].render()}{more}; `ccmemory check` lists every config problem")
 
 
 def emit_json(data: Any) -> None:
