@@ -72,13 +72,21 @@ class LazyGroup(click.Group):
             return super().invoke(ctx)
         except CcmemoryError as exc:
             raise cli_error(exc) from None
+        except BrokenPipeError:  # `ccmemory search … | head`: the reader left, nothing to say
+            raise
+        except OSError as exc:  # a full disk, a read-only folder, a vanished file: one line
+            where = f" ({exc.filename})" if exc.filename else ""
+            raise click.ClickException(
+                f"{exc.strerror or exc}{where}: the command stopped; memory files are written "
+                "atomically, so none is half-written (free space or fix permissions, then run it again)"
+            ) from None
 
 
 @click.group(
     cls=LazyGroup,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )
-@click.version_option(package_name="ccmemory")
+@click.version_option(package_name="ccmemory-vault")
 def cli() -> None:
     """Persistent, reviewable memory for Claude Code.
 
