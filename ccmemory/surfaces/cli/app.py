@@ -21,6 +21,7 @@ COMMANDS: dict[str, str] = {
     "context": "ccmemory.surfaces.cli.cmd_search:context_cmd",
     "recall": "ccmemory.surfaces.cli.cmd_recall:recall_cmd",
     "stats": "ccmemory.surfaces.cli.cmd_search:stats_cmd",
+    "suggest": "ccmemory.surfaces.cli.cmd_suggest:suggest_cmd",
     "demo": "ccmemory.surfaces.cli.cmd_demo:demo",
     "promote": "ccmemory.surfaces.cli.cmd_promote:promote_cmd",
     "watch": "ccmemory.surfaces.cli.cmd_watch:watch_cmd",
