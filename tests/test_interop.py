@@ -181,3 +181,90 @@ def test_export_writes_the_curated_rules_block_and_import_skips_it(tmp_path: Pat
     cursor = run_cli(root, "export", "--to", "cursor").stdout
     assert ".cursor/rules/ccmemory.mdc" in cursor
     assert (root / ".cursor/rules/ccmemory.mdc").read_text().startswith("---\ndescription:")
+
+
+ADR_TOOLS_1 = """\
+# 1. Store bookings in PostgreSQL
+
+Date: 2021-03-04
+
+## Status
+
+Accepted
+
+Superseded by [3. Store bookings in CockroachDB](0003-store-bookings-in-cockroachdb.md)
+
+## Context
+
+We need transactions across bookings and invoices.
+
+## Decision
+
+We will store bookings in PostgreSQL 13.
+
+## Consequences
+
+One primary, read replicas later.
+"""
+
+MADR_2 = """\
+---
+status: accepted
+date: 2022-05-06
+---
+# Use ruff for linting
+
+## Context and Problem Statement
+
+Three linters, slow CI.
+
+## Considered Options
+
+* flake8 with plugins
+* ruff
+* pylint
+
+## Decision Outcome
+
+Chosen option: "ruff", because it replaces the three and runs in under a second.
+"""
+
+ADR_TOOLS_3 = """\
+# 3. Store bookings in CockroachDB
+
+Date: 2023-07-08
+
+## Status
+
+Accepted
+
+## Decision
+
+Bookings move to CockroachDB for multi-region writes.
+"""
+
+
+def test_an_adr_folder_becomes_decisions_with_their_chain(tmp_path: Path, run_cli: RunCli) -> None:
+    root = _vault(tmp_path, run_cli, "adr")
+    folder = root / "docs" / "adr"
+    folder.mkdir(parents=True)
+    (folder / "0001-store-bookings-in-postgresql.md").write_text(ADR_TOOLS_1)
+    (folder / "0002-use-ruff-for-linting.md").write_text(MADR_2)
+    (folder / "0003-store-bookings-in-cockroachdb.md").write_text(ADR_TOOLS_3)
+    (folder / "README.md").write_text("# Decisions\n")  # not a record
+    out = json.loads(run_cli(root, "import", "docs/adr", "--json").stdout)
+    assert out["kind"] == "adr" and len(out["written"]) == 3
+    mems = {m.title: m for m in (read_memory(p) for p in _memories(root))}
+    pg, ruff, crdb = (
+        mems[t]
+        for t in ("Store bookings in PostgreSQL", "Use ruff for linting", "Store bookings in CockroachDB")
+    )
+    assert pg.created.year == 2021 and ruff.created.isoformat().startswith("2022-05-06")
+    assert crdb.supersedes == [pg.id] and pg.extra["adr_status"] == "accepted"
+    assert ruff.fields["options_considered"] == ["flake8 with plugins", "ruff", "pylint"]
+    assert "replaces the three" in ruff.fields["rationale"]
+    assert pg.extra["imported_from"] == "docs/adr/0001-store-bookings-in-postgresql.md"
+    hits = json.loads(run_cli(root, "search", "where are bookings stored", "--json").stdout)
+    assert hits[0]["title"] == "Store bookings in CockroachDB"  # the superseded one is left out
+    again = json.loads(run_cli(root, "import", "docs/adr", "--json").stdout)
+    assert again["written"] == [] and again["unchanged"] == 3

@@ -126,22 +126,27 @@ class RulesReport:
         }
 
 
-def _imported(svc: Service) -> dict[str, Any]:
-    """`imported_from` -> the memory in force that came from there (read from the files: the
-    index does not keep unknown frontmatter keys)."""
+def imported_memories(svc: Service) -> dict[str, Any]:
+    """`imported_from` -> the latest memory imported from there (read from the files: the index
+    does not keep unknown frontmatter keys)."""
     vault = svc.vault
-    mems = []
+    by_where: dict[str, list[Any]] = {}
     for path in vault.iter_paths():
         try:
-            mems.append(vault.read(path))
+            m = vault.read(path)
         except (ValueError, OSError):
             continue
-    replaced = {old for m in mems for old in m.supersedes}
-    return {
-        str(m.extra["imported_from"]): m
-        for m in mems
-        if m.extra.get("imported_from") and m.id not in replaced
-    }
+        if m.extra.get("imported_from"):
+            by_where.setdefault(str(m.extra["imported_from"]), []).append(m)
+    out: dict[str, Any] = {}
+    for where, group in by_where.items():
+        # the latest import of a place is the one no other import of the same place replaced (a
+        # memory superseded for another reason, e.g. by a later ADR, still stands for its place)
+        replaced = {old for m in group for old in m.supersedes}
+        current = [m for m in group if m.id not in replaced]
+        if current:
+            out[where] = max(current, key=lambda m: m.id)
+    return out
 
 
 def import_file(svc: Service, path: Path, rel: str, *, dry_run: bool = False) -> RulesReport:
@@ -153,7 +158,7 @@ def import_file(svc: Service, path: Path, rel: str, *, dry_run: bool = False) ->
 
     text = read_regular(path, MAX_BYTES).decode("utf-8", "replace")
     report = RulesReport()
-    known = _imported(svc)
+    known = imported_memories(svc)
     vault: Vault = svc.vault
     # one git call for the branch, not two per rule (svc.draft asks git when no branch is given)
     branch = gitstate.current_branch(vault.root) if gitstate.is_repo(vault.root) else None

@@ -17,12 +17,12 @@ from ccmemory.surfaces.cli.errors import cli_error
 @click.option(
     "--from",
     "source",
-    type=click.Choice(["auto", "transcript", "json", "rules"]),
+    type=click.Choice(["auto", "transcript", "json", "rules", "adr"]),
     default="auto",
     show_default=True,
     help="What PATH is: a Claude Code transcript (or a projects folder of them), a `ccmemory export "
-    "--to json` file, or an agent rule file (CLAUDE.md, AGENTS.md, .cursorrules, ...). auto: by name "
-    "and content.",
+    "--to json` file, an agent rule file (CLAUDE.md, AGENTS.md, .cursorrules, ...) or a folder of "
+    "architecture decision records (docs/adr/). auto: by name and content.",
 )
 @click.option(
     "--provider",
@@ -39,11 +39,13 @@ def command(
     paths: tuple[Path, ...], source: str, provider: str | None, force: bool, dry_run: bool, as_json: bool
 ) -> None:
     """Import memories: Claude Code transcripts (a file, or every transcript in a projects folder
-    such as ~/.claude/projects/<project>/), a JSON export of another vault, or agent rule files
-    (one memory per rule; docs/import-export.md). Re-runnable: a transcript segment is skipped once
-    imported by the same kind of provider and extractor version (--force extracts again), a JSON
-    entry whose id is in the vault is skipped, a rule already imported unchanged is skipped and a
-    changed one supersedes the memory it came from. No run creates duplicates."""
+    such as ~/.claude/projects/<project>/), a JSON export of another vault, agent rule files (one
+    memory per rule) or a folder of ADRs (one decision each); docs/import-export.md.
+
+    Re-runnable: a transcript segment is skipped once imported by the same kind of provider and
+    extractor version (--force extracts again), a JSON entry whose id is in the vault is skipped,
+    a rule or ADR already imported unchanged is skipped and a changed one supersedes the memory it
+    came from. No run creates duplicates."""
     from ccmemory.surfaces.cli.cmd_interop import import_other, kind_of
 
     kinds = [(p, kind_of(p, source)) for p in paths]

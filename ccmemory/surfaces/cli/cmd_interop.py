@@ -18,7 +18,9 @@ def kind_of(path: Path, source: str) -> str:
     from ccmemory.features.interop.rulesin import is_rule_file
 
     if path.is_dir():
-        return "transcript"
+        from ccmemory.features.interop.adr import is_adr_folder
+
+        return "adr" if is_adr_folder(path) else "transcript"
     if is_rule_file(path):
         return "rules"
     if path.suffix == ".json":
@@ -39,6 +41,12 @@ def import_other(items: list[tuple[Path, str]], *, dry_run: bool, as_json: bool)
                 except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
                     raise click.ClickException(f"{rel}: not a readable JSON file ({exc})") from None
                 out = jsonfile.import_document(svc.vault, data, dry_run=dry_run).as_dict()
+            elif kind == "adr":
+                from ccmemory.features.interop.adr import import_folder
+
+                if not path.is_dir():
+                    raise click.ClickException(f"{rel}: an ADR import takes the folder of records")
+                out = import_folder(svc, path, rel, dry_run=dry_run).as_dict()
             elif path.is_file():
                 out = rulesin.import_file(svc, path, rel, dry_run=dry_run).as_dict()
             else:
