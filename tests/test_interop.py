@@ -268,3 +268,29 @@ def test_an_adr_folder_becomes_decisions_with_their_chain(tmp_path: Path, run_cl
     assert hits[0]["title"] == "Store bookings in CockroachDB"  # the superseded one is left out
     again = json.loads(run_cli(root, "import", "docs/adr", "--json").stdout)
     assert again["written"] == [] and again["unchanged"] == 3
+
+
+def test_mcp_ingest_turns_a_passage_into_memories_once(tmp_path: Path, run_cli: RunCli) -> None:
+    from tests._mcp_client import SyncClient
+
+    root = _vault(tmp_path, run_cli, "ingest")
+    passage = (
+        "Design review, 12 November.\n\n"
+        "We always round surcharges half-even per line item; never in float.\n\n"
+        f"No, invoices are not stored in euros -> they are stored in cents (key {SECRET}).\n\n"
+        "Coffee was good."
+    )
+    env = {"CCMEMORY_PROVIDER": "test", "CCMEMORY_MCP_TOOLS": "full", "CCMEMORY_MCP_REFRESH_SECONDS": "0"}
+    with SyncClient.stdio(root, env=env) as client:
+        dry = client.call("ingest", {"text": passage, "dry_run": True})
+        assert dry["provider"] == "test" and dry["written"] == [] and _memories(root) == []
+        assert {m["type"] for m in dry["memories"]} == {"preference", "correction"}
+        done = client.call("ingest", {"text": passage})
+        assert len(done["written"]) == 2
+        again = client.call("ingest", {"text": passage})
+        assert again["written"] == [] and all(s["reason"].startswith("duplicate") for s in again["skipped"])
+        found = client.call("search", {"query": "invoices stored in cents"})
+    assert found["results"][0]["type"] == "correction"
+    for path in _memories(root):
+        text = path.read_text()
+        assert SECRET not in text and "source: import" in text

@@ -42,6 +42,7 @@ ALL_TOOLS = {
     "memory_supersede",
     "get_metrics",
     "list_suggestions",
+    "ingest",
 }
 
 
