@@ -294,3 +294,109 @@ def test_mcp_ingest_turns_a_passage_into_memories_once(tmp_path: Path, run_cli: 
     for path in _memories(root):
         text = path.read_text()
         assert SECRET not in text and "source: import" in text
+
+
+MCP_MEMORY = (
+    "\n".join(
+        json.dumps(x)
+        for x in (
+            {
+                "type": "entity",
+                "name": "Ledger service",
+                "entityType": "service",
+                "observations": ["Written in Go", "Owns the invoices table"],
+            },
+            {
+                "type": "entity",
+                "name": "Invoices table",
+                "entityType": "table",
+                "observations": ["Amounts in cents"],
+            },
+            {"type": "relation", "from": "Ledger service", "to": "Invoices table", "relationType": "owns"},
+            {"type": "relation", "from": "Ledger service", "to": "Nowhere", "relationType": "calls"},
+        )
+    )
+    + "\nnot json at all\n"
+)
+
+BASIC_NOTE = """\
+---
+title: Falcon feeding
+type: note
+permalink: falcon-feeding
+tags: [falcons, feeding]
+---
+# Falcon feeding
+
+## Observations
+- [decision] Feed the falcons at dawn only #schedule
+- [tip] Thawed chicks work best
+- [gotcha] Never feed right before a flight because they will not come back
+
+## Relations
+- relates_to [[Aviary layout]]
+"""
+
+BASIC_OTHER = """\
+---
+title: Aviary layout
+permalink: aviary-layout
+---
+# Aviary layout
+
+Nine mews along the east wall.
+"""
+
+MEM0 = {
+    "results": [
+        {
+            "id": "m-1",
+            "memory": "Prefers dark mode in every editor",
+            "categories": ["preference"],
+            "created_at": "2025-02-03T04:05:06Z",
+        },
+        {"id": "m-2", "memory": "Works on the kestrel booking service"},
+        {"id": "m-3", "memory": ""},
+    ]
+}
+
+
+def test_other_memory_tools_stores_come_in_once(tmp_path: Path, run_cli: RunCli) -> None:
+    root = _vault(tmp_path, run_cli, "others")
+    (tmp_path / "memory.json").write_text(MCP_MEMORY)
+    notes = tmp_path / "basic"
+    notes.mkdir()
+    (notes / "falcon-feeding.md").write_text(BASIC_NOTE)
+    (notes / "aviary-layout.md").write_text(BASIC_OTHER)
+    (tmp_path / "mem0.json").write_text(json.dumps(MEM0))
+    paths = [str(tmp_path / "memory.json"), str(notes), str(tmp_path / "mem0.json")]
+    dry = json.loads(run_cli(root, "import", *paths, "--dry-run", "--json").stdout)
+    assert [r["kind"] for r in dry] == ["mcp-memory", "basic-memory", "mem0"] and _memories(root) == []
+    out = json.loads(run_cli(root, "import", *paths, "--json").stdout)
+    assert [len(r["written"]) for r in out] == [2, 4, 2]
+    assert out[0]["errors"] == [{"entry": 5, "reason": out[0]["errors"][0]["reason"]}]
+    assert out[2]["errors"] == [{"entry": 3, "reason": "no memory text"}]
+    mems = {m.title: m for m in (read_memory(p) for p in _memories(root))}
+    ledger, table = mems["Ledger service (service)"], mems["Invoices table (table)"]
+    assert "- Owns the invoices table" in ledger.body and ledger.topics == ["service"]
+    assert [(r.type, r.target, r.reason) for r in ledger.relations] == [("RELATES_TO", table.id, "owns")]
+    feeding, dawn = mems["Falcon feeding"], mems["Feed the falcons at dawn only"]
+    assert dawn.type == "decision" and dawn.topics == ["schedule"] and dawn.relations[0].target == feeding.id
+    assert mems["Never feed right before a flight because they will not come back"].type == "gotcha"
+    assert "Thawed chicks work best" not in mems  # [tip] is not one of our types: it stays in the note
+    assert feeding.relations[0].target == mems["Aviary layout"].id and feeding.topics == [
+        "falcons",
+        "feeding",
+    ]
+    dark = mems["Prefers dark mode in every editor"]
+    assert (
+        dark.type == "preference"
+        and dark.created.year == 2025
+        and dark.extra["imported_from"].endswith("#m-1")
+    )
+    again = json.loads(run_cli(root, "import", *paths, "--json").stdout)
+    assert [len(r["written"]) for r in again] == [0, 0, 0] and [r["already_there"] for r in again] == [
+        2,
+        4,
+        2,
+    ]

@@ -17,12 +17,13 @@ from ccmemory.surfaces.cli.errors import cli_error
 @click.option(
     "--from",
     "source",
-    type=click.Choice(["auto", "transcript", "json", "rules", "adr"]),
+    type=click.Choice(["auto", "transcript", "json", "rules", "adr", "mcp-memory", "basic-memory", "mem0"]),
     default="auto",
     show_default=True,
     help="What PATH is: a Claude Code transcript (or a projects folder of them), a `ccmemory export "
-    "--to json` file, an agent rule file (CLAUDE.md, AGENTS.md, .cursorrules, ...) or a folder of "
-    "architecture decision records (docs/adr/). auto: by name and content.",
+    "--to json` file, an agent rule file (CLAUDE.md, AGENTS.md, .cursorrules, ...), a folder of "
+    "architecture decision records (docs/adr/), the MCP memory server's memory.json, a folder of "
+    "Basic Memory notes, or a mem0 JSON export. auto: by name and content.",
 )
 @click.option(
     "--provider",

@@ -15,17 +15,31 @@ def kind_of(path: Path, source: str) -> str:
     """transcript | json | rules, from --from or the file's name and first bytes."""
     if source != "auto":
         return source
+    from ccmemory.features.interop import others
     from ccmemory.features.interop.rulesin import is_rule_file
 
     if path.is_dir():
         from ccmemory.features.interop.adr import is_adr_folder
 
-        return "adr" if is_adr_folder(path) else "transcript"
+        if is_adr_folder(path):
+            return "adr"
+        return "basic-memory" if others.is_basic_memory_folder(path) else "transcript"
     if is_rule_file(path):
         return "rules"
+    if path.suffix in (".json", ".jsonl") and others.sniff_json_lines(path):
+        return "mcp-memory"
     if path.suffix == ".json":
-        return "json"
+        return "mem0" if _mem0(path) else "json"
     return "transcript"
+
+
+def _mem0(path: Path) -> bool:
+    from ccmemory.features.interop.others import is_mem0
+
+    try:
+        return is_mem0(json.loads(path.read_text(encoding="utf-8", errors="replace")))
+    except ValueError:
+        return False
 
 
 def import_other(items: list[tuple[Path, str]], *, dry_run: bool, as_json: bool) -> None:
@@ -41,6 +55,10 @@ def import_other(items: list[tuple[Path, str]], *, dry_run: bool, as_json: bool)
                 except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
                     raise click.ClickException(f"{rel}: not a readable JSON file ({exc})") from None
                 out = jsonfile.import_document(svc.vault, data, dry_run=dry_run).as_dict()
+            elif kind in ("mcp-memory", "basic-memory", "mem0"):
+                from ccmemory.features.interop.others import import_other as import_store
+
+                out = import_store(svc, path, rel, kind, dry_run=dry_run).as_dict()
             elif kind == "adr":
                 from ccmemory.features.interop.adr import import_folder
 
