@@ -400,3 +400,48 @@ def test_other_memory_tools_stores_come_in_once(tmp_path: Path, run_cli: RunCli)
         4,
         2,
     ]
+
+
+def test_decisions_export_as_adrs_and_come_back(tmp_path: Path, run_cli: RunCli) -> None:
+    src = _vault(tmp_path, run_cli, "adrsrc")
+    first = json.loads(
+        run_cli(
+            src,
+            "new",
+            "decision",
+            "Feed falcons twice a day",
+            "--field",
+            "rationale=they fly better",
+            "--json",
+        ).stdout
+    )
+    run_cli(
+        src,
+        "new",
+        "decision",
+        "Feed falcons once a day",
+        "--supersedes",
+        first["id"],
+        "--field",
+        "rationale=less waste",
+        "--body",
+        "Weights stayed stable.",
+    )
+    git(src, "add", "-A")
+    git(src, "commit", "-qm", "decisions")
+    run_cli(src, "reindex")
+    assert "2 decision record(s) written" in run_cli(src, "export", "--to", "adr").stdout
+    files = sorted((src / "docs" / "adr").iterdir())
+    assert [f.name for f in files] == ["0001-feed-falcons-twice-a-day.md", "0002-feed-falcons-once-a-day.md"]
+    assert "status: superseded by [0002](0002-feed-falcons-once-a-day.md)" in files[0].read_text()
+    assert "status: accepted" in files[1].read_text() and "less waste" in files[1].read_text()
+    assert "0 decision record(s) written" in run_cli(src, "export", "--to", "adr").stdout  # unchanged
+    dst = _vault(tmp_path, run_cli, "adrdst")
+    out = json.loads(run_cli(dst, "import", str(src / "docs" / "adr"), "--json").stdout)
+    assert out["kind"] == "adr" and len(out["written"]) == 2
+    mems = {m.title: m for m in (read_memory(p) for p in _memories(dst))}
+    assert mems["Feed falcons once a day"].supersedes == [mems["Feed falcons twice a day"].id]
+    assert mems["Feed falcons once a day"].fields["rationale"] == "less waste"
+    files[0].write_text("# 1. Written by hand\n")  # not ccmemory's: never overwritten
+    proc = run_cli(src, "export", "--to", "adr")
+    assert "left alone" in proc.stderr and files[0].read_text() == "# 1. Written by hand\n"

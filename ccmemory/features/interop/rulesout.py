@@ -87,3 +87,71 @@ def write(svc: Service, target: str, out: Path | None, budget: int = DEFAULT_BUD
     if text != existing:
         atomic_write(path, text.encode("utf-8"), overwrite=True, mode=UMASK)
     return path, len(mems)
+
+
+# --- decisions as ADRs --------------------------------------------------------------------------
+
+ADR_MARK = "ccmemory_id"
+
+
+def adr_files(svc: Service) -> dict[str, str]:
+    """MADR files for every decision (superseded ones too: their status says by which record),
+    numbered by creation: file name -> text. Developmental decisions are `proposed`."""
+    from ccmemory.core.vault import slugify
+    from ccmemory.features.analysis import all_memories
+
+    decisions = sorted(all_memories(svc, types=["decision"]), key=lambda m: (m.created, m.id))
+    names = {m.id: f"{n:04d}-{slugify(m.title)[:60]}.md" for n, m in enumerate(decisions, 1)}
+    later: dict[str, str] = {}
+    for m in decisions:
+        for old in m.supersedes:
+            later.setdefault(old, m.id)
+    out: dict[str, str] = {}
+    for m in decisions:
+        if m.id in later:
+            status = f"superseded by [{names[later[m.id]][:4]}]({names[later[m.id]]})"
+        else:
+            status = "accepted" if m.status == "curated" else "proposed"
+        parts = [
+            "---",
+            f"status: {status}",
+            f"date: {str(m.created)[:10]}",
+            f"{ADR_MARK}: {m.id}",
+            "---",
+            f"# {m.title}",
+            "",
+            "## Context and Problem Statement",
+            "",
+            m.body.strip() or "(not recorded)",
+        ]
+        options = m.fields.get("options_considered") or []
+        if options:
+            parts += ["", "## Considered Options", "", *[f"* {o}" for o in options]]
+        parts += ["", "## Decision Outcome", "", str(m.fields.get("rationale") or m.title)]
+        if m.fields.get("revisit_trigger"):
+            parts += ["", f"Revisit when: {m.fields['revisit_trigger']}"]
+        out[names[m.id]] = "\n".join(parts) + "\n"
+    return out
+
+
+def write_adrs(svc: Service, folder: Path) -> tuple[int, list[str]]:
+    """Write the ADR files into `folder`, replacing only files ccmemory wrote (they carry
+    `ccmemory_id:`); a file of the same name written by someone else is left alone and named."""
+    from ccmemory.core.atomic import UMASK, atomic_write
+    from ccmemory.core.walk import read_regular
+
+    folder.mkdir(parents=True, exist_ok=True)
+    kept: list[str] = []
+    written = 0
+    for name, text in adr_files(svc).items():
+        path = folder / name
+        if path.exists():
+            old = read_regular(path, 2 * 1024 * 1024).decode("utf-8", "replace")
+            if f"\n{ADR_MARK}: " not in old:
+                kept.append(name)
+                continue
+            if old == text:
+                continue
+        atomic_write(path, text.encode("utf-8"), overwrite=True, mode=UMASK)
+        written += 1
+    return written, kept

@@ -101,12 +101,13 @@ def _display(root: Path, path: Path) -> str:
 @click.option(
     "--to",
     "target",
-    type=click.Choice(["json", "claude-md", "agents-md", "cursor"]),
+    type=click.Choice(["json", "claude-md", "agents-md", "cursor", "adr"]),
     required=True,
     help="json: every memory, lossless (stdout or -o). claude-md / agents-md / cursor: the curated "
-    "rules in force, as a regenerated block of ./CLAUDE.md, ./AGENTS.md or .cursor/rules/ccmemory.mdc.",
+    "rules in force, as a regenerated block of ./CLAUDE.md, ./AGENTS.md or .cursor/rules/ccmemory.mdc. "
+    "adr: every decision as a MADR file in docs/adr/ (or -o FOLDER).",
 )
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write to this file.")
+@click.option("-o", "--output", type=click.Path(path_type=Path), help="Write to this file (adr: folder).")
 @click.option(
     "--budget",
     type=click.IntRange(500, 200_000),
@@ -123,6 +124,8 @@ def export_cmd(target: str, output: Path | None, budget: int) -> None:
     (agents-md, cursor) writes the curated preferences, corrections, gotchas, exceptions and
     decisions in force between `<!-- ccmemory:begin -->` and `<!-- ccmemory:end -->`, leaving the
     rest of the file as it is, so agents that do not run the plugin follow the same rules.
+    `--to adr` writes each decision as a MADR record (superseded ones say by which), replacing
+    only records it wrote before.
     """
     from ccmemory.core.atomic import UMASK, atomic_write
     from ccmemory.features.interop import jsonfile, rulesout
@@ -135,6 +138,13 @@ def export_cmd(target: str, output: Path | None, budget: int) -> None:
             else:
                 atomic_write(output, text.encode("utf-8"), overwrite=True, mode=UMASK)
                 notice(f"wrote {output}")
+            return
+        if target == "adr":
+            folder = output or svc.vault.root / "docs" / "adr"
+            written, kept = rulesout.write_adrs(svc, folder)
+            click.echo(f"{_display(svc.vault.root, folder)}: {written} decision record(s) written")
+            for name in kept:
+                notice(f"{name}: exists and was not written by ccmemory; left alone")
             return
         path, count = rulesout.write(svc, target, output, budget)
         click.echo(f"{_display(svc.vault.root, path)}: {count} rule(s) in the ccmemory block")
