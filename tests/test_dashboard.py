@@ -116,6 +116,13 @@ def test_every_api_page_answers_json(running: Running, project: Project) -> None
     assert status == 400 and b"since" in body
     assert running.request("GET", "/memories?since=yesterdayish")[0] == 400
     assert len(api(running, "/api/memories?limit=3")["results"]) == 3
+    # time words in the search box narrow by date (issue 30): PostgreSQL 17 is 10 days old, 16 is 20
+    recent = api(running, "/api/memories?q=postgresql+decisions+from+the+last+2+weeks&include_superseded=1")
+    titles = [r["title"] for r in recent["results"]]
+    assert titles[0] == "Use PostgreSQL 17 managed by the platform team"
+    assert "Use PostgreSQL 16 with logical replication" not in titles  # 20 days old: out of range
+    assert "Tokens live in httpOnly cookies" not in titles
+    assert any("last 2 weeks" in n for n in recent["notices"])
     one = api(running, f"/api/memory/{project.ids['db2']}")
     assert [c["id"] for c in one["chain"]] == [project.ids[k] for k in ("db", "db2", "db3")]
     assert running.request("GET", "/api/memory/nope")[0] == 404

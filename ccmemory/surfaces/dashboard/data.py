@@ -345,12 +345,21 @@ class Dash:
             include_superseded=include_superseded,
         )
         if q and q.strip():
-            resp = self.svc.search(q, f, limit=min(limit + offset, 200), mode=mode)
+            from ccmemory.text.timewords import apply as time_words
+
+            words, span = time_words(q, f)  # "decisions from last week": a date range (issue 30)
+            resp = self.svc.search(words, f, limit=min(limit + offset, 200), mode=mode)
             hits = resp.hits[offset : offset + limit]
+            notices = list(resp.notices)
+            if span is not None:
+                d = span.as_dict()
+                notices.insert(
+                    0, f"{span.phrase!r}: since {d['since'] or 'the start'}, before {d['until'] or 'now'}"
+                )
             return {
                 "query": q,
                 "mode_used": resp.mode,
-                "notices": resp.notices,
+                "notices": notices,
                 "results": [card(h.memory, score=round(h.score, 4)) for h in hits],
                 "total": None,
             }
