@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import neo4j
 
@@ -52,9 +52,22 @@ class Neo4jIndex(VectorStore, MemoryReads, ReferenceGraph):
 
     # --- writing ------------------------------------------------------------------------------
     @wrap_errors
-    def file_states(self, project: str) -> dict[str, FileState]:
+    def file_states(self, project: str, paths: Collection[str] | None = None) -> dict[str, FileState]:
         rows = self._read(q.FILE_STATES, p=project, s=self.scope)
-        return {r["path"]: FileState(r["path"], r["mtime_ns"], r["size"], r["hash"]) for r in rows}
+        wanted = None if paths is None else set(paths)
+        return {
+            r["path"]: FileState(r["path"], r["mtime_ns"], r["size"], r["hash"])
+            for r in rows
+            if wanted is None or r["path"] in wanted
+        }
+
+    def sync_state(self, project: str) -> dict[str, Any] | None:
+        """Not stored on the shared server yet: every Neo4j reindex walks the vault (issue 29
+        made the shortcut for the embedded index first)."""
+        return None
+
+    def set_sync_state(self, project: str, state: dict[str, Any] | None) -> None:
+        """Nothing stored (see `sync_state`)."""
 
     @wrap_errors
     def apply(
@@ -128,9 +141,16 @@ class Neo4jIndex(VectorStore, MemoryReads, ReferenceGraph):
 
     @wrap_errors
     def refresh_status(
-        self, project: str, status_of: Callable[[str], str], adders: dict[str, str] | None = None
+        self,
+        project: str,
+        status_of: Callable[[str], str],
+        adders: Mapping[str, str] | None = None,
+        only: Collection[str] | None = None,
+        git_authors: bool = False,
     ) -> int:
-        """Recompute status and git author of this scope's files; re-derive the memories they feed."""
+        """Recompute status and git author of this scope's files; re-derive the memories they feed.
+        `only` (without `git_authors`: a file's git author is stored whether or not it is used)
+        limits the check to those paths."""
         with self._session() as s, s.begin_transaction() as tx:
             rows = list(
                 tx.run(
@@ -141,6 +161,9 @@ class Neo4jIndex(VectorStore, MemoryReads, ReferenceGraph):
                     s=self.scope,
                 )
             )
+            if only is not None and not git_authors:
+                wanted = set(only)
+                rows = [r for r in rows if r["path"] in wanted]
             stored = {r["path"]: r["author_git"] for r in rows}
 
             def live(path: str) -> tuple[str, str | None]:

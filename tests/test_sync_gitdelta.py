@@ -1,0 +1,185 @@
+"""The git shortcut of `reindex` (issue 29, ccmemory.app.gitdelta) leaves the index exactly as a
+full rebuild would, over random sequences of file and git operations in a real repository:
+add, edit, delete, rename, corrupt, duplicate, hand-written files without `author:`, commits,
+branch checkouts, merges into main, reverting hand edits, untracked and git-ignored files."""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ccmemory.app import gitdelta, sync
+from ccmemory.core.vault import Vault, render
+from ccmemory.index.sqlite import SQLiteIndex
+from tests.conftest import init_git, make_memory
+from tests.test_sync_property import WORDS, apply_op
+
+AUTHOR = "alice@example.com"
+
+git_op = st.one_of(
+    st.tuples(st.just("commit")),
+    st.tuples(st.just("checkout"), st.sampled_from(["main", "b1", "b2"])),
+    st.tuples(st.just("merge"), st.sampled_from(["b1", "b2"])),
+    st.tuples(st.just("revert")),
+    st.tuples(st.just("ignored"), st.lists(st.sampled_from(WORDS), min_size=1, max_size=3)),
+    st.tuples(st.just("handwritten"), st.lists(st.sampled_from(WORDS), min_size=1, max_size=3)),
+)
+file_op = st.one_of(
+    st.tuples(
+        st.just("create"),
+        st.sampled_from(["decision", "fact"]),
+        st.lists(st.sampled_from(WORDS), min_size=1, max_size=3),
+        st.integers(0, 50),
+        st.booleans(),
+    ),
+    st.tuples(st.just("edit"), st.integers(0, 50), st.lists(st.sampled_from(WORDS), min_size=1, max_size=3)),
+    st.tuples(st.just("rename"), st.integers(0, 50)),
+    st.tuples(st.just("delete"), st.integers(0, 50)),
+    st.tuples(st.just("corrupt"), st.integers(0, 50)),
+    st.tuples(st.just("duplicate"), st.integers(0, 50)),
+)
+step = st.lists(st.one_of(file_op, git_op), min_size=1, max_size=4)
+
+
+def _git(root: Path, *args: str) -> int:
+    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True).returncode
+
+
+def _git_op(root: Path, operation: tuple[Any, ...], counter: list[int]) -> None:
+    kind = operation[0]
+    if kind == "commit":
+        _git(root, "add", "-A")
+        _git(root, "commit", "-q", "-m", f"c{counter[0]}")
+    elif kind == "checkout":
+        if _git(root, "checkout", "-q", operation[1]) != 0:
+            _git(root, "checkout", "-q", "-b", operation[1])
+    elif kind == "merge":
+        if (
+            _git(root, "checkout", "-q", "main") == 0
+            and _git(root, "merge", "-q", "--no-edit", operation[1]) != 0
+        ):
+            _git(root, "merge", "--abort")
+    elif kind == "revert":
+        _git(root, "checkout", "-q", "HEAD", "--", ".ccmemory")
+    else:  # a memory file git ignores, or one written by hand without `author:`
+        counter[0] += 1
+        m = make_memory("decision", " ".join(operation[1]) + f" {counter[0]}", topics=operation[1][:1])
+        name = f"ign-{counter[0]}.md" if kind == "ignored" else f"hand-{counter[0]}.md"
+        text = render(m) if kind == "ignored" else render(m).replace(f"author: {m.author}\n", "")
+        (root / ".ccmemory" / "decisions" / name).write_text(text, encoding="utf-8")
+
+
+def _walks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Count the reindexes that walked the whole vault."""
+    walked = [0]
+    real = sync.scan
+
+    def counting(*args: Any, **kw: Any) -> Any:
+        walked[0] += 1
+        return real(*args, **kw)
+
+    monkeypatch.setattr(sync, "scan", counting)
+    return walked
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(step, min_size=1, max_size=8))
+def test_git_shortcut_equals_full_rebuild(
+    monkeypatch: pytest.MonkeyPatch, steps: list[list[tuple[Any, ...]]]
+) -> None:
+    walked = _walks(monkeypatch)
+    walked[0] = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        root = init_git(Path(tmp) / "r", AUTHOR)
+        (root / ".ccmemory" / "decisions").mkdir(parents=True)
+        (root / ".gitignore").write_text(".ccmemory/local/\n.ccmemory/decisions/ign-*\n", encoding="utf-8")
+        _git(root, "add", "-A")
+        _git(root, "commit", "-q", "-m", "start")
+        vault = Vault(root)
+        inc = SQLiteIndex(Path(tmp) / "inc.db")
+        counter = [0]
+        sync.reindex(vault, inc, "p", local_author=AUTHOR)
+        for ops in steps:
+            for operation in ops:
+                if operation[0] in {"create", "edit", "rename", "delete", "corrupt", "duplicate"}:
+                    apply_op(vault, operation, counter)
+                else:
+                    _git_op(root, operation, counter)
+            sync.reindex(vault, inc, "p", local_author=AUTHOR)
+            full = SQLiteIndex(Path(tmp) / "full.db")
+            sync.reindex(vault, full, "p", full=True, local_author=AUTHOR)
+            assert inc.dump("p") == full.dump("p"), ops
+            assert inc.file_problems("p") == full.file_problems("p")
+            full.close()
+            (Path(tmp) / "full.db").unlink()
+        # only the first reindex walked the vault: every later one answered from git
+        assert walked[0] == 1 + len(steps)  # + each `--full` comparison
+        inc.close()
+
+
+def test_shortcut_falls_back_to_the_walk_when_it_cannot_be_trusted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    walked = _walks(monkeypatch)
+    root = init_git(tmp_path / "r", AUTHOR)
+    (root / ".ccmemory" / "decisions").mkdir(parents=True)
+    vault = Vault(root)
+    vault.write_new(make_memory("decision", "Seed memory"))
+    index = SQLiteIndex(tmp_path / "i.db")
+    sync.reindex(vault, index, "p")  # no commit yet: walks, stores nothing to diff from
+    assert walked[0] == 1
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "-m", "one")
+    sync.reindex(vault, index, "p")  # the first commit: walks
+    assert walked[0] == 2
+    sync.reindex(vault, index, "p")  # nothing changed: git answers
+    assert walked[0] == 2
+    assert index.sync_state("p") is not None
+    # an index state from another ccmemory version, a changed local author: walks
+    state = index.sync_state("p")
+    assert state is not None
+    index.set_sync_state("p", {**state, "version": "0.0.0"})
+    sync.reindex(vault, index, "p")
+    assert walked[0] == 3
+    sync.reindex(vault, index, "p", local_author="bob@example.com")
+    assert walked[0] == 4
+    # a symlink in the vault: the walk reports it, and the next reindex walks again
+    (root / ".ccmemory" / "decisions" / "link.md").symlink_to(root / ".gitignore")
+    report = sync.reindex(vault, index, "p", local_author="bob@example.com")
+    assert walked[0] == 5 and [s.rel for s in report.skipped] == [".ccmemory/decisions/link.md"]
+    sync.reindex(vault, index, "p", local_author="bob@example.com")
+    assert walked[0] == 6
+    # a commit that no longer exists (history rewritten and collected): walks
+    (root / ".ccmemory" / "decisions" / "link.md").unlink()
+    sync.reindex(vault, index, "p")
+    state = index.sync_state("p")
+    assert state is not None
+    index.set_sync_state("p", {**state, "head": "0" * 40})
+    sync.reindex(vault, index, "p")
+    assert walked[0] == 8
+    # `clear` forgets the state
+    index.clear("p")
+    assert index.sync_state("p") is None
+
+
+def test_more_changes_than_the_cap_walk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    walked = _walks(monkeypatch)
+    monkeypatch.setattr(gitdelta, "MAX_PATHS", 3)
+    root = init_git(tmp_path / "r", AUTHOR)
+    (root / ".ccmemory" / "decisions").mkdir(parents=True)
+    vault = Vault(root)
+    vault.write_new(make_memory("decision", "Seed memory"))
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "-m", "one")
+    index = SQLiteIndex(tmp_path / "i.db")
+    sync.reindex(vault, index, "p")
+    for n in range(5):
+        vault.write_new(make_memory("decision", f"Memory {n}"))
+    report = sync.reindex(vault, index, "p")
+    assert walked[0] == 2 and report.added == 5
