@@ -5,8 +5,10 @@ branch checkouts, merges into main, reverting hand edits, untracked and git-igno
 
 from __future__ import annotations
 
+import os
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +31,7 @@ git_op = st.one_of(
     st.tuples(st.just("revert")),
     st.tuples(st.just("ignored"), st.lists(st.sampled_from(WORDS), min_size=1, max_size=3)),
     st.tuples(st.just("handwritten"), st.lists(st.sampled_from(WORDS), min_size=1, max_size=3)),
+    st.tuples(st.just("authored"), st.lists(st.sampled_from(WORDS), min_size=1, max_size=3)),
 )
 file_op = st.one_of(
     st.tuples(
@@ -67,12 +70,22 @@ def _git_op(root: Path, operation: tuple[Any, ...], counter: list[int]) -> None:
             _git(root, "merge", "--abort")
     elif kind == "revert":
         _git(root, "checkout", "-q", "HEAD", "--", ".ccmemory")
-    else:  # a memory file git ignores, or one written by hand without `author:`
+    else:  # a memory file git ignores, one without `author:` (written by hand) or with one
         counter[0] += 1
-        m = make_memory("decision", " ".join(operation[1]) + f" {counter[0]}", topics=operation[1][:1])
-        name = f"ign-{counter[0]}.md" if kind == "ignored" else f"hand-{counter[0]}.md"
-        text = render(m) if kind == "ignored" else render(m).replace(f"author: {m.author}\n", "")
-        (root / ".ccmemory" / "decisions" / name).write_text(text, encoding="utf-8")
+        author = None if kind == "handwritten" else AUTHOR
+        m = make_memory("decision", " ".join(operation[1]) + f" {counter[0]}", author=author)
+        (root / ".ccmemory" / "decisions" / f"{kind}-{counter[0]}.md").write_text(render(m), encoding="utf-8")
+
+
+def _age(root: Path, step_no: int) -> None:
+    """Files written in this step get an mtime of their own, a day old: no file is "racy" (read
+    again by every reindex, which would hide a path the shortcut forgot), and an edit still
+    changes the stat data, as a real edit a second later would."""
+    stamp = (int(time.time()) - 86400 + step_no) * 1_000_000_000
+    recent = time.time() - 3600
+    for path in (root / ".ccmemory").rglob("*.md"):
+        if not path.is_symlink() and path.stat().st_mtime > recent:
+            os.utime(path, ns=(stamp, stamp))
 
 
 def _walks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
@@ -88,7 +101,7 @@ def _walks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return walked
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(step, min_size=1, max_size=8))
 def test_git_shortcut_equals_full_rebuild(
     monkeypatch: pytest.MonkeyPatch, steps: list[list[tuple[Any, ...]]]
@@ -98,19 +111,22 @@ def test_git_shortcut_equals_full_rebuild(
     with tempfile.TemporaryDirectory() as tmp:
         root = init_git(Path(tmp) / "r", AUTHOR)
         (root / ".ccmemory" / "decisions").mkdir(parents=True)
-        (root / ".gitignore").write_text(".ccmemory/local/\n.ccmemory/decisions/ign-*\n", encoding="utf-8")
+        (root / ".gitignore").write_text(
+            ".ccmemory/local/\n.ccmemory/decisions/ignored-*\n", encoding="utf-8"
+        )
         _git(root, "add", "-A")
         _git(root, "commit", "-q", "-m", "start")
         vault = Vault(root)
         inc = SQLiteIndex(Path(tmp) / "inc.db")
         counter = [0]
         sync.reindex(vault, inc, "p", local_author=AUTHOR)
-        for ops in steps:
+        for step_no, ops in enumerate(steps, 1):
             for operation in ops:
                 if operation[0] in {"create", "edit", "rename", "delete", "corrupt", "duplicate"}:
                     apply_op(vault, operation, counter)
                 else:
                     _git_op(root, operation, counter)
+            _age(root, step_no)
             sync.reindex(vault, inc, "p", local_author=AUTHOR)
             full = SQLiteIndex(Path(tmp) / "full.db")
             sync.reindex(vault, full, "p", full=True, local_author=AUTHOR)
