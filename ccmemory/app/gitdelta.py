@@ -160,28 +160,44 @@ def entries(vault: Vault, paths: list[str]) -> dict[str, tuple[str, int, int]] |
 
 
 class LazyView:
-    """`gitstate.GitView.status_of` reading the curated set only when first asked."""
+    """`gitstate.GitView.status_of` asking git only when first asked: for the paths a shortcut
+    reindex looks at, one `ls-tree` of just those paths; for any other path (another file with
+    the same id, say), the whole curated set once."""
 
-    def __init__(self, root: Path, main_branch: str, main: str | None) -> None:
+    def __init__(self, root: Path, main_branch: str, main: str | None, paths: list[str]) -> None:
         self.root, self.main_branch, self.main = root, main_branch, main
-        self._curated: frozenset[str] | None = None
+        self.paths = frozenset(paths)
+        self._some: frozenset[str] | None = None  # curated among self.paths
+        self._all: frozenset[str] | None = None
 
     def status_of(self, rel_path: str) -> str:
-        if self._curated is None:
-            found = gitstate.curated_paths(self.root, self.main_branch, self.main) if self.main else set()
-            self._curated = frozenset(found)
-        return gitstate.CURATED if rel_path in self._curated else gitstate.DEVELOPMENTAL
+        if self.main is None:
+            return gitstate.DEVELOPMENTAL
+        if rel_path in self.paths and self._all is None:
+            if self._some is None:
+                self._some = frozenset(gitstate.curated_among(self.root, self.main, sorted(self.paths)))
+            curated = rel_path in self._some
+        else:
+            if self._all is None:
+                self._all = frozenset(gitstate.curated_paths(self.root, self.main_branch, self.main))
+            curated = rel_path in self._all
+        return gitstate.CURATED if curated else gitstate.DEVELOPMENTAL
 
 
 class Adders(dict[str, str]):
-    """`sync._adders` for the paths a shortcut reindex derives: the git adders, and the local
-    author for a file git never saw added. Always true (an empty one still names the local author)."""
+    """`sync._adders` for a shortcut reindex, asked of git (one `git log` of the whole history)
+    only when a memory without `author:` needs it: the git adder, else the local author (a file
+    git never saw added). Always true, even before it has asked."""
 
-    def __init__(self, git_adders: dict[str, str], local_author: str | None) -> None:
-        super().__init__(git_adders)
-        self.local_author = local_author
+    def __init__(self, root: Path, local_author: str | None) -> None:
+        super().__init__()
+        self.root, self.local_author = root, local_author
+        self._loaded = False
 
     def get(self, key: str, default: Any = None) -> Any:
+        if not self._loaded:
+            self.update(gitstate.adders(self.root))
+            self._loaded = True
         found = super().get(key)
         if found is not None:
             return found

@@ -254,7 +254,7 @@ def _survey(
     or one of its paths is something only the walk handles) every file of the vault."""
     found = gitdelta.entries(vault, plan.paths) if plan is not None else None
     if plan is not None and found is not None and state is not None:
-        view = gitdelta.LazyView(vault.root, state.main_branch, state.main)
+        view = gitdelta.LazyView(vault.root, state.main_branch, state.main, [*plan.paths, *plan.status_paths])
         return plan, found, index.file_states(project, plan.paths), view
     on_disk = scan(vault, report.skipped)
     return None, on_disk, index.file_states(project), gitstate.snapshot(vault.root, main_branch)
@@ -306,7 +306,7 @@ def _adders(
     the paths a shortcut reindex looks at, so the local author is the answer for any path git
     never saw added (`gitdelta.Adders`)."""
     if partial:
-        return gitdelta.Adders(gitstate.adders(vault.root), local_author)
+        return gitdelta.Adders(vault.root, local_author)
     adders = gitstate.adders(vault.root) if view.in_repo else {}
     if local_author:
         # a file not committed yet was added by whoever's working tree it is in: a hand-written

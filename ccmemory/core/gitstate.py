@@ -86,6 +86,18 @@ def curated_paths(root: Path, branch: str, rev: str | None = None) -> set[str]:
     return {p for p in out.split("\0") if p.endswith(".md")}
 
 
+def curated_among(root: Path, rev: str, paths: list[str]) -> set[str]:
+    """Which of these repo-relative paths are in `rev`'s tree (one `ls-tree` of just them;
+    names taken literally, never as patterns)."""
+    if not paths:
+        return set()
+    out = git(
+        root, "--literal-pathspecs", "ls-tree", "-r", "-z", "--name-only", rev, "--", *paths, check=False
+    )
+    wanted = set(paths)
+    return {p for p in out.split("\0") if p in wanted}
+
+
 def adders(root: Path) -> dict[str, str]:
     """Path -> email of the commit that added it, for files without an `author:` (one git call)."""
     out = git(

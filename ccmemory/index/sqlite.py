@@ -454,9 +454,9 @@ class SQLiteIndex(ReferenceTables):
         mem_rows, fts_rows, rel_rows, topic_rows, file_rows = [], [], [], [], []
         for mem_id in sorted(winners):
             path, fhash, data = winners[mem_id]
-            dm = derive(
-                data, path=path, status=status_of(path), project=project, hash=fhash, adder=adders.get(path)
-            )
+            dm = derive(data, path=path, status=status_of(path), project=project, hash=fhash)
+            if not dm.memory.author:  # the git adder, asked for only when it is used
+                dm = dataclasses.replace(dm, author_git=adders.get(path))
             im = dm.memory
             rid = next_rid
             next_rid += 1
