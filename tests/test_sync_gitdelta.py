@@ -18,8 +18,10 @@ from hypothesis import strategies as st
 
 from ccmemory.app import gitdelta, sync
 from ccmemory.core.vault import Vault, render
+from ccmemory.index.base import Filters
 from ccmemory.index.sqlite import SQLiteIndex
 from tests.conftest import init_git, make_memory
+from tests.test_index_conformance import backend  # noqa: F401 (the fixture: both backends)
 from tests.test_sync_property import WORDS, apply_op
 
 AUTHOR = "alice@example.com"
@@ -199,3 +201,37 @@ def test_more_changes_than_the_cap_walk(tmp_path: Path, monkeypatch: pytest.Monk
         vault.write_new(make_memory("decision", f"Memory {n}"))
     report = sync.reindex(vault, index, "p")
     assert walked[0] == 2 and report.added == 5
+
+
+def test_reindex_follows_git_on_each_backend(backend: tuple[Any, str], tmp_path: Path) -> None:  # noqa: F811
+    """On SQLite through the shortcut, on Neo4j (no state stored: it walks) the same answers:
+    a hand edit, a commit on main (curated), a deletion; and the new index methods' limits."""
+    index, project = backend
+    root = init_git(tmp_path / "r", AUTHOR)
+    (root / ".ccmemory" / "decisions").mkdir(parents=True)
+    vault = Vault(root)
+    a = vault.write_new(make_memory("decision", "Alpha memory", author=AUTHOR))
+    b = vault.write_new(make_memory("decision", "Beta memory", author=AUTHOR))
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "-m", "one")
+    _git(root, "checkout", "-q", "-b", "feature")
+    c = vault.write_new(make_memory("decision", "Gamma memory", author=AUTHOR))
+    rel = {p: p.relative_to(root).as_posix() for p in (a, b, c)}
+    sync.reindex(vault, index, project, local_author=AUTHOR)
+
+    def by_path() -> dict[str, tuple[str, str]]:
+        return {m.path: (m.title, m.status) for m in index.query(Filters(project=project), limit=100)}
+
+    assert by_path()[rel[c]] == ("Gamma memory", "developmental")
+    a.write_text(a.read_text(encoding="utf-8").replace("Alpha memory", "Alpha edited"), encoding="utf-8")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "-m", "two")
+    _git(root, "checkout", "-q", "main")
+    _git(root, "merge", "-q", "--no-edit", "feature")
+    b.unlink()
+    report = sync.reindex(vault, index, project, local_author=AUTHOR)
+    assert by_path() == {rel[a]: ("Alpha edited", "curated"), rel[c]: ("Gamma memory", "curated")}
+    assert report.removed == 1 and report.unchanged + report.updated + report.added == 2
+    assert set(index.file_states(project, [rel[a], rel[b]])) == {rel[a]}
+    assert index.refresh_status(project, lambda _p: "developmental", None, only=[rel[c]]) == 1
+    assert by_path()[rel[c]][1] == "developmental" and by_path()[rel[a]][1] == "curated"
