@@ -9,6 +9,7 @@ import os
 import subprocess
 import tempfile
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -141,6 +142,53 @@ def test_git_shortcut_equals_full_rebuild(
         inc.close()
 
 
+@pytest.mark.neo4j
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(step, min_size=1, max_size=5))
+def test_git_shortcut_on_neo4j_equals_a_full_sqlite_rebuild(
+    neo4j_server: Any, monkeypatch: pytest.MonkeyPatch, steps: list[list[tuple[Any, ...]]]
+) -> None:
+    """The same random operations, the shortcut on the Neo4j backend, compared after each step
+    with a full rebuild on SQLite (the two dumps have the same shape and values)."""
+    from tests.test_index_conformance import neo4j_index
+
+    walked = _walks(monkeypatch)
+    walked[0] = 0
+    project = "p-" + uuid.uuid4().hex[:10]
+    neo = neo4j_index(neo4j_server)
+    with tempfile.TemporaryDirectory() as tmp:
+        root = init_git(Path(tmp) / "r", AUTHOR)
+        (root / ".ccmemory" / "decisions").mkdir(parents=True)
+        (root / ".gitignore").write_text(
+            ".ccmemory/local/\n.ccmemory/decisions/ignored-*\n", encoding="utf-8"
+        )
+        _git(root, "add", "-A")
+        _git(root, "commit", "-q", "-m", "start")
+        vault = Vault(root)
+        counter = [0]
+        try:
+            sync.reindex(vault, neo, project, local_author=AUTHOR)
+            for step_no, ops in enumerate(steps, 1):
+                for operation in ops:
+                    if operation[0] in {"create", "edit", "rename", "delete", "corrupt", "duplicate"}:
+                        apply_op(vault, operation, counter)
+                    else:
+                        _git_op(root, operation, counter)
+                _age(root, step_no)
+                sync.reindex(vault, neo, project, local_author=AUTHOR)
+                full = SQLiteIndex(Path(tmp) / "full.db")
+                sync.reindex(vault, full, project, full=True, local_author=AUTHOR)
+                got, want = neo.dump(project), full.dump(project)
+                got.pop("fts_total"), want.pop("fts_total")  # the server holds other projects too
+                assert got == want, ops
+                full.close()
+                (Path(tmp) / "full.db").unlink()
+            assert walked[0] == 1 + len(steps)
+        finally:
+            neo.clear(project)
+            neo.close()
+
+
 def test_shortcut_falls_back_to_the_walk_when_it_cannot_be_trusted(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -203,10 +251,15 @@ def test_more_changes_than_the_cap_walk(tmp_path: Path, monkeypatch: pytest.Monk
     assert walked[0] == 2 and report.added == 5
 
 
-def test_reindex_follows_git_on_each_backend(backend: tuple[Any, str], tmp_path: Path) -> None:  # noqa: F811
-    """On SQLite through the shortcut, on Neo4j (no state stored: it walks) the same answers:
-    a hand edit, a commit on main (curated), a deletion; and the new index methods' limits."""
+def test_reindex_follows_git_on_each_backend(
+    backend: tuple[Any, str],  # noqa: F811
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Both backends take the shortcut and give the same answers: a hand edit, a commit on main
+    (curated), a deletion; and the new index methods' limits."""
     index, project = backend
+    walked = _walks(monkeypatch)
     root = init_git(tmp_path / "r", AUTHOR)
     (root / ".ccmemory" / "decisions").mkdir(parents=True)
     vault = Vault(root)
@@ -229,7 +282,9 @@ def test_reindex_follows_git_on_each_backend(backend: tuple[Any, str], tmp_path:
     _git(root, "checkout", "-q", "main")
     _git(root, "merge", "-q", "--no-edit", "feature")
     b.unlink()
+    assert index.sync_state(project) is not None
     report = sync.reindex(vault, index, project, local_author=AUTHOR)
+    assert walked[0] == 1 and index.sync_state(project) is not None
     assert by_path() == {rel[a]: ("Alpha edited", "curated"), rel[c]: ("Gamma memory", "curated")}
     assert report.removed == 1 and report.unchanged + report.updated + report.added == 2
     assert set(index.file_states(project, [rel[a], rel[b]])) == {rel[a]}

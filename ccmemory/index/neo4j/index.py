@@ -53,21 +53,42 @@ class Neo4jIndex(VectorStore, MemoryReads, ReferenceGraph):
     # --- writing ------------------------------------------------------------------------------
     @wrap_errors
     def file_states(self, project: str, paths: Collection[str] | None = None) -> dict[str, FileState]:
-        rows = self._read(q.FILE_STATES, p=project, s=self.scope)
-        wanted = None if paths is None else set(paths)
-        return {
-            r["path"]: FileState(r["path"], r["mtime_ns"], r["size"], r["hash"])
-            for r in rows
-            if wanted is None or r["path"] in wanted
-        }
+        if paths is None:
+            rows = self._read(q.FILE_STATES, p=project, s=self.scope)
+        else:
+            rows = self._read(q.FILE_STATES_AT, p=project, s=self.scope, paths=sorted(set(paths)))
+        return {r["path"]: FileState(r["path"], r["mtime_ns"], r["size"], r["hash"]) for r in rows}
 
+    @wrap_errors
     def sync_state(self, project: str) -> dict[str, Any] | None:
-        """Not stored on the shared server yet: every Neo4j reindex walks the vault (issue 29
-        made the shortcut for the embedded index first)."""
-        return None
+        """This scope's sync state: one `SyncState` node per project and indexing user, apart
+        from the memory graph (its file records are this scope's too)."""
+        import json
 
+        rows = self._read(
+            "MATCH (x:SyncState {project: $p, scope: $s}) RETURN x.value AS v", p=project, s=self.scope
+        )
+        try:
+            state = json.loads(rows[0]["v"]) if rows else None
+        except (TypeError, ValueError):
+            return None
+        return state if isinstance(state, dict) else None
+
+    @wrap_errors
     def set_sync_state(self, project: str, state: dict[str, Any] | None) -> None:
-        """Nothing stored (see `sync_state`)."""
+        import json
+
+        with self._session() as s:
+            if state is None:
+                query = "MATCH (x:SyncState {project: $p, scope: $s}) DELETE x"
+                s.run(query, p=project, s=self.scope).consume()
+            else:
+                s.run(
+                    "MERGE (x:SyncState {project: $p, scope: $s}) SET x.value = $v",
+                    p=project,
+                    s=self.scope,
+                    v=json.dumps(state),
+                ).consume()
 
     @wrap_errors
     def apply(
@@ -189,6 +210,7 @@ class Neo4jIndex(VectorStore, MemoryReads, ReferenceGraph):
     def clear(self, project: str) -> None:
         """Forget this scope's file records. Memories other scopes still have files for survive
         (re-derived from those); when no other scope indexed the project, everything goes."""
+        self.set_sync_state(project, None)
         with self._session() as s:
             others = s.run(
                 "RETURN EXISTS { MATCH (f:MemoryFile {project: $p}) WHERE f.scope <> $s } AS other",
@@ -231,7 +253,7 @@ class Neo4jIndex(VectorStore, MemoryReads, ReferenceGraph):
     def drop_project(self, project: str) -> None:
         """Delete everything the project has on the server, every scope's records included."""
         with self._session() as s:
-            for label in ("MemoryFile", "Ident", "Topic", "File", "Session", "Project"):
+            for label in ("MemoryFile", "SyncState", "Ident", "Topic", "File", "Session", "Project"):
                 key = "name" if label == "Project" else "project"
                 s.run(
                     f"MATCH (x:{label} {{{key}: $p}}) "
