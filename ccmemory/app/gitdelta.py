@@ -22,8 +22,12 @@ exists, the first commit, the last walk found symlinks or special files, or more
 paths to look at. Within the checked paths, anything the walker would report or follow (a symlink,
 a folder, a special file, a name nested too deep) also sends the caller back to the walk.
 
-Known limit: a file changed and changed back (to HEAD's content) while a reindex is running can
-keep the changed text in the index until the next full walk (`reindex --full`).
+On Neo4j the state belongs to the indexing user's scope: two clones of one user in different
+folders store different roots, so each walks after the other has indexed (correct, not faster).
+
+Known limits: a file changed and changed back (to HEAD's content) while a reindex is running, or
+indexed meanwhile by an older ccmemory (which neither reads nor forgets the state), can keep the
+changed text in the index until the next full walk (`reindex --full`).
 """
 
 from __future__ import annotations
