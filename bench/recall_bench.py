@@ -48,7 +48,7 @@ import devset  # type: ignore[import-not-found]  # noqa: E402
 
 from ccmemory.features.recall import engine  # noqa: E402
 from ccmemory.features.recall.config import RecallSettings  # noqa: E402
-from ccmemory.features.recall.paths import tool_paths  # noqa: E402
+from ccmemory.features.recall.paths import command_words, tool_paths  # noqa: E402
 from ccmemory.features.recall.run import FILE_HEADER, PROMPT_HEADER  # noqa: E402
 
 PROMPT_KINDS = ("task", "question", "chatter")
@@ -141,6 +141,16 @@ def run_quality(args: argparse.Namespace) -> None:
                     tool_input = {"command": ev.payload} if ev.kind == "bash" else {"file_path": ev.payload}
                     touched = tool_paths(TOOL_NAME[ev.kind], tool_input, str(root), str(root))
                     picks = engine.file_picks(svc.index, svc.project, touched, limit=s.max_memories * 2)
+                    words = command_words(ev.payload) if ev.kind == "bash" else ""
+                    if engine.worth_asking(words):  # as ccmemory.features.recall.run.tool does
+                        said = engine.prompt_picks(
+                            svc.index,
+                            svc.project,
+                            words,
+                            limit=s.max_memories * 2,
+                            embedder=emb if mode == "hybrid" else None,
+                        )
+                        picks = engine.combine(picks, said, s.max_memories * 2)
                     out = choose(picks, s, FILE_HEADER.format(what=", ".join(touched)))
                 got = [by_id.get(i, i) for i in out.ids]
                 t = tallies[ev.kind]

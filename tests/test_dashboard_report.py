@@ -24,6 +24,8 @@ def test_report_formats(project: Project, tmp_path: Path) -> None:
     assert data["period"] == "month"
     assert data["created"] == len(project.ids) - 2  # db (40 days old) and auth (31 days) are older
     assert data["waiting_for_review"]["developmental"] == 2
+    quarter = json.loads(cli(project.root, "report", "--period", "quarter", "--format", "json").stdout)
+    assert quarter["period"] == "quarter" and quarter["created"] == len(project.ids)  # 91 days back: all
     assert data["most_reused_decisions"][0]["id"] == project.ids["auth"]
     text = cli(project.root, "report").stdout
     assert "last week" in text and "cognitive coefficient" in text and "heuristic" in text

@@ -41,6 +41,7 @@ ALL_TOOLS = {
     "suggest_connections",
     "memory_supersede",
     "get_metrics",
+    "list_suggestions",
 }
 
 
@@ -527,3 +528,10 @@ def test_resources(client: SyncClient, repo: Path, auth: dict[str, dict[str, Any
         client.read("graph://project/some-other-project")
     with pytest.raises(MCPError, match="no memory"):
         client.read("ccmemory://memory/ZZZZZZZZZZ")
+
+
+def test_list_suggestions_answers_with_evidence(client: SyncClient) -> None:
+    out = client.call("list_suggestions")
+    assert isinstance(out["suggestions"], list)
+    for s in out["suggestions"]:  # whatever the fixture vault holds: each one carries its evidence
+        assert s["key"] and s["evidence"] and s["proposes"]["type"]

@@ -13,6 +13,7 @@ from tests.capture_helpers import make_repo
 ROOT = Path(__file__).resolve().parent.parent
 PLUGIN = ROOT / "plugin"
 WRAPPER = PLUGIN / "scripts" / "hook.sh"
+MCP_WRAPPER = PLUGIN / "scripts" / "mcp.sh"
 EVENTS = {"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PreCompact", "Stop", "SessionEnd"}
 
 
@@ -28,7 +29,8 @@ def test_manifest_marketplace_and_components() -> None:
         assert cmd["type"] == "command"
         assert cmd["command"] == f'"${{CLAUDE_PLUGIN_ROOT}}/scripts/hook.sh" {event}'
     mcp = json.loads((PLUGIN / ".mcp.json").read_text())
-    assert mcp["mcpServers"]["ccmemory"] == {"command": "ccmemory", "args": ["mcp"]}
+    assert mcp["mcpServers"]["ccmemory"] == {"command": "${CLAUDE_PLUGIN_ROOT}/scripts/mcp.sh", "args": []}
+    assert os.access(MCP_WRAPPER, os.X_OK)
     for name in ("decision", "correction", "exception", "remember"):
         text = (PLUGIN / "commands" / f"{name}.md").read_text()
         assert text.startswith("---\ndescription:") and "$ARGUMENTS" in text
@@ -45,7 +47,12 @@ def test_wrapper_without_ccmemory_prints_hint_and_exits_zero(tmp_path: Path) -> 
         )
         assert proc.returncode == 0
         if event == "SessionStart":
-            assert b"not installed" in proc.stdout and proc.stdout.count(b"\n") == 1
+            assert b"was not found" in proc.stdout and proc.stdout.count(b"\n") == 1
+            # the hint installs this project (from a clone), not the index's `ccmemory` placeholder
+            assert (
+                b"pipx install /path/to/ccmemory" in proc.stdout
+                and b"pipx install ccmemory" not in proc.stdout
+            )
         else:
             assert proc.stdout == b""
 
@@ -75,3 +82,42 @@ def test_wrapper_runs_the_installed_hook(tmp_path: Path) -> None:
     assert proc.returncode == 0 and proc.stdout == b""
     line = json.loads((repo / ".ccmemory/local/spool/w1.jsonl").read_text())
     assert line["id"] == "toolu_w" and line["file"].endswith("x.py")
+
+
+def test_the_plugin_finds_the_command_init_recorded_when_it_is_not_on_path(tmp_path: Path) -> None:
+    """A clone's .venv that is not on PATH (issue 33): `ccmemory init` records its command in the
+    personal folder, and the hook and MCP wrappers run it from there."""
+    repo = make_repo(tmp_path)
+    home = tmp_path / "personal"
+    bare = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "CCMEMORY_HOME": str(home)}
+    mcp = subprocess.run([str(MCP_WRAPPER), "--help"], capture_output=True, env=bare, timeout=10)
+    assert mcp.returncode == 1 and b"cannot start the MCP server" in mcp.stderr
+    subprocess.run(
+        [sys.executable, "-m", "ccmemory", "init"],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+        env={**os.environ, "CCMEMORY_HOME": str(home), "PYTHONPATH": str(ROOT)},
+    )
+    assert (home / "bin-path").read_text().strip() == str(Path(sys.executable).parent / "ccmemory")
+    payload = {
+        "session_id": "w2",
+        "cwd": str(repo),
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Read",
+        "tool_input": {"file_path": str(repo / "y.py")},
+        "tool_response": {},
+        "tool_use_id": "toolu_y",
+    }
+    proc = subprocess.run(
+        [str(WRAPPER), "PostToolUse"],
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        env=bare,
+        cwd=repo,
+        timeout=30,
+    )
+    assert proc.returncode == 0 and proc.stdout == b""
+    assert json.loads((repo / ".ccmemory/local/spool/w2.jsonl").read_text())["id"] == "toolu_y"
+    mcp = subprocess.run([str(MCP_WRAPPER), "--help"], capture_output=True, env=bare, timeout=30)
+    assert mcp.returncode == 0 and b"MCP" in mcp.stdout

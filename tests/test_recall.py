@@ -213,6 +213,21 @@ def test_file_recall_before_an_edit(vault: Path) -> None:
     assert _edit(vault, "git status", "s-4", "Bash") == ""
 
 
+def test_a_command_recalls_what_applies_to_its_words(vault: Path) -> None:
+    """A shell command that names no file a memory lists is matched by its words (program,
+    subcommand, arguments, an assignment's name), gated like a prompt; a command that only looks
+    (ls, cat, git status) recalls nothing by words."""
+    text = _edit(vault, "celery -A erp_gateway worker --loglevel=info", "s-5", "Bash")
+    assert "ERP gateway drops invoice batches" in text
+    assert _edit(vault, "cat services/readme.txt | grep erp gateway", "s-6", "Bash") == ""
+    assert _edit(vault, "ls -la && git log --oneline", "s-7", "Bash") == ""
+    assert paths.command_words("TESTCONTAINERS_RYUK_DISABLED=true go test ./svc/...") == (
+        "testcontainers ryuk disabled go test svc"
+    )
+    assert paths.command_words("cd infra/terraform && terraform apply") == "cd infra terraform apply"
+    assert paths.command_words("cd infra/terraform") == ""
+
+
 def test_hook_recall_path_stays_lean(vault: Path) -> None:
     payload = _payload(
         vault, hook_event_name="UserPromptSubmit", prompt="speed up the invoice export to the ERP"

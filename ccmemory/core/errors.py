@@ -46,6 +46,7 @@ class ConfigError(CcmemoryError, ValueError):
 MCP_CODES: dict[str, str] = {
     "CcmemoryError": "failed",
     "ConfigError": "bad_config",
+    "MissingExtra": "unavailable",
     # files and folders
     "VaultNotFound": "no_vault",
     "MemoryFileError": "bad_file",

@@ -13,6 +13,14 @@ if TYPE_CHECKING:
 def open_index(config: Config, vault_dir: Path) -> Index:
     """The configured backend. Neo4j is imported only when chosen (the driver is not light)."""
     if config.backend == "neo4j":
+        from ccmemory.core import extras
+
+        if extras.missing("neo4j"):  # the driver is an extra: an unusable index, named as such
+            from ccmemory.index.base import IndexUnavailable
+
+            raise IndexUnavailable(
+                extras.message("neo4j", extras.missing("neo4j")), extras.install_command("neo4j")
+            )
         from ccmemory.index.neo4j import Neo4jIndex  # type: ignore[import-not-found,unused-ignore]
 
         index: Index = Neo4jIndex.connect(config)

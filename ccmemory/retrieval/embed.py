@@ -401,8 +401,10 @@ class VoyageEmbedder:
             try:
                 import voyageai
             except ImportError as exc:
+                from ccmemory.core.extras import install_command
+
                 raise EmbedderUnavailable(
-                    "the voyageai package is not installed (pip install 'ccmemory[voyage]')"
+                    f"the voyageai package is not installed ({install_command('voyage')})"
                 ) from exc
             # Retries are ours (below), so the client must not retry on its own.
             self._client = voyageai.Client(api_key=key, max_retries=0, timeout=self.timeout)
@@ -514,9 +516,9 @@ def get_embedder(
         if not key:
             raise EmbedderUnavailable(f"voyage is chosen in {source} but {ENV_VOYAGE_KEY} is not set")
         if not voyage_installed():
-            raise EmbedderUnavailable(
-                "the voyageai package is not installed (pip install 'ccmemory[voyage]')"
-            )
+            from ccmemory.core.extras import install_command
+
+            raise EmbedderUnavailable(f"the voyageai package is not installed ({install_command('voyage')})")
         return VoyageEmbedder(api_key=key)
     model_path = settings.MODEL_PATH.get(env)
     local = LocalMiniLM(model_path=model_path)

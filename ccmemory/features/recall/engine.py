@@ -119,6 +119,17 @@ def prompt_picks(
     return gate_hits(resp.hits, limit=limit, gate=gate, terms=terms, vectors=resp.mode == "hybrid")
 
 
+def combine(first: Sequence[Pick], then: Sequence[Pick], limit: int) -> list[Pick]:
+    """``first`` (a file's memories), then ``then`` (the command's), each memory once."""
+    seen: set[str] = set()
+    out: list[Pick] = []
+    for p in (*first, *then):
+        if p.memory.id not in seen:
+            seen.add(p.memory.id)
+            out.append(p)
+    return out[:limit]
+
+
 def content_terms(prompt: str) -> int:
     """How many analysed content words the prompt has (stopwords and punctuation left out)."""
     from ccmemory.text.analyzer import query_terms

@@ -101,6 +101,58 @@ def command_paths(command: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+_COMMAND_NOISE = re.compile(r"^(?:\$\{?\w+\}?|\d+|\.+)$")
+_SEGMENTS = re.compile(r"[;&|\n]+")
+#: Commands that only look (list, read, search, show state): no memory applies to *running* them.
+#: Their paths still get file recall.
+_INSPECT = frozenset(
+    "ls ll cat less more head tail grep rg ag find fd tree pwd echo printf which type file wc stat "
+    "du df env printenv history clear true false sleep date whoami id uname man".split()
+)
+_GIT_INSPECT = frozenset(
+    "status log diff show branch fetch remote rev-parse blame grep ls-files describe".split()
+)
+
+
+def _program(words: list[str]) -> tuple[str, str]:
+    """The program of a command segment and its first argument (environment assignments skipped)."""
+    rest = [w for w in words if w and not re.match(r"^\w+=", w)]
+    prog = rest[0].rsplit("/", 1)[-1] if rest else ""
+    return prog, (rest[1] if len(rest) > 1 else "")
+
+
+def command_words(command: str) -> str:
+    """The words of a shell command that say what it does, for recall by meaning or text:
+    program and subcommand names, arguments, the parts of paths and the words of an environment
+    assignment's name (``TESTCONTAINERS_RYUK_DISABLED=true`` gives ``testcontainers ryuk disabled``);
+    options, variables, assigned values and numbers are left out. ``docker compose up -d redpanda`` gives
+    ``docker compose up redpanda``; ``RECORD=1 go test ./services/rating/...`` gives
+    ``go test services rating``. A command that only looks (``ls``, ``cat``, ``git status``…)
+    gives nothing, and ``cd`` only adds its folder to another command."""
+    segments = []
+    for seg in _SEGMENTS.split(command[:2000]):
+        words = [w for w in _SHELL_SPLIT.split(seg) if w]
+        prog, sub = _program(words)
+        if not prog or prog in _INSPECT or (prog == "git" and sub in _GIT_INSPECT):
+            continue
+        segments.append((prog, words))
+    if not any(prog != "cd" for prog, _ in segments):
+        return ""
+    out: list[str] = []
+    for _, words in segments:
+        for word in words:
+            if re.match(r"^\w+=", word):  # an assignment's name says what it sets, its value rarely
+                out.extend(p.lower() for p in word.split("=", 1)[0].split("_") if len(p) > 1)
+                continue
+            if word.startswith("-") or "://" in word:
+                continue
+            for part in re.split(r"[/=:,@]+", word):
+                part = part.strip(".~+")
+                if part and not _COMMAND_NOISE.match(part) and re.search(r"[A-Za-z]", part):
+                    out.append(part)
+    return " ".join(dict.fromkeys(out))
+
+
 def tool_paths(tool: str, tool_input: Mapping[str, object] | None, root: str, cwd: str | None) -> list[str]:
     """Repository-relative paths a tool call is about to touch (empty for other tools)."""
     if not isinstance(tool_input, Mapping):

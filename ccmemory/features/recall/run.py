@@ -92,14 +92,9 @@ def prompt(root: str, session: str, text: str) -> str:
         s = ctx.settings
         if not (s.enabled and s.prompts and s.budget_tokens > 0 and text.strip()):
             return ""
-        from ccmemory.features.recall import warm
-
-        picks = warm.ask(root, {"op": "prompt", "text": text, "limit": s.max_memories * 2})
+        picks = _text_picks(ctx, text, s.max_memories * 2)
         if picks is None:
-            index = ctx.local_index()
-            if index is None:
-                return ""
-            picks = engine.prompt_picks(index, ctx.project, text, limit=s.max_memories * 2)
+            return ""
         return _inject(ctx, picks, PROMPT_HEADER, "prompt")
     finally:
         ctx.close()
@@ -108,30 +103,60 @@ def prompt(root: str, session: str, text: str) -> str:
 def tool(
     root: str, session: str, tool_name: str, tool_input: Mapping[str, Any] | None, cwd: str | None
 ) -> str:
-    """The recall text before a tool call that touches files memories name ("" for none)."""
-    from ccmemory.features.recall.paths import tool_paths
+    """The recall text before a tool call: the memories whose files it touches, and for a shell
+    command the memories that apply to its words ("" for none)."""
+    from ccmemory.features.recall.paths import command_words, tool_paths
 
     touched = tool_paths(tool_name, tool_input, root, cwd)
-    if not touched or _nothing_to_ask(root):
+    command = tool_input.get("command") if tool_name == "Bash" and isinstance(tool_input, Mapping) else None
+    words = command_words(command) if isinstance(command, str) else ""
+    if not (touched or engine.worth_asking(words)) or _nothing_to_ask(root):
         return ""
     ctx = Context(root, session)
     try:
-        _follow_up(ctx, tool_name, touched)
+        if touched:
+            _follow_up(ctx, tool_name, touched)
         s = ctx.settings
         if not (s.enabled and s.files and s.budget_tokens > 0):
             return ""
-        from ccmemory.features.recall import warm
-
-        picks = warm.ask(root, {"op": "files", "paths": touched, "limit": s.max_memories * 2})
+        limit = s.max_memories * 2
+        picks = _file_picks(ctx, touched, limit) if touched else []
         if picks is None:
-            index = ctx.local_index()
-            if index is None:
-                return ""
-            picks = engine.file_picks(index, ctx.project, touched, limit=s.max_memories * 2)
-        what = touched[0] if len(touched) == 1 else f"{touched[0]} and {len(touched) - 1} more"
+            return ""
+        if engine.worth_asking(words):
+            picks = engine.combine(picks, _text_picks(ctx, words, limit) or [], limit)
+        if touched:
+            what = touched[0] if len(touched) == 1 else f"{touched[0]} and {len(touched) - 1} more"
+        else:
+            what = f"`{words[:60]}`"
         return _inject(ctx, picks, FILE_HEADER.format(what=what), "file")
     finally:
         ctx.close()
+
+
+def _file_picks(ctx: Context, touched: list[str], limit: int) -> list[engine.Pick] | None:
+    from ccmemory.features.recall import warm
+
+    picks = warm.ask(ctx.root, {"op": "files", "paths": touched, "limit": limit})
+    if picks is None:
+        index = ctx.local_index()
+        if index is None:
+            return None
+        picks = engine.file_picks(index, ctx.project, touched, limit=limit)
+    return picks
+
+
+def _text_picks(ctx: Context, text: str, limit: int) -> list[engine.Pick] | None:
+    """Prompt-style recall of `text` (the warm process ranks with vectors, else full text)."""
+    from ccmemory.features.recall import warm
+
+    picks = warm.ask(ctx.root, {"op": "prompt", "text": text, "limit": limit})
+    if picks is None:
+        index = ctx.local_index()
+        if index is None:
+            return None
+        picks = engine.prompt_picks(index, ctx.project, text, limit=limit)
+    return picks
 
 
 def _inject(ctx: Context, picks: list[engine.Pick], header: str, source: str) -> str:

@@ -99,7 +99,10 @@ def allow_private_hosts(svc: Service) -> bool:
 
 
 def cache_url(svc: Service, url: str, **fetch_kw: Any) -> dict[str, Any]:
+    from ccmemory.core.extras import require
     from ccmemory.features.reference.cache import cache_url as write
+
+    require("reference")  # page and PDF extraction are an extra (pyproject.toml)
 
     if not fetch_kw.get("allow_private"):
         fetch_kw["allow_private"] = allow_private_hosts(svc)
@@ -110,7 +113,10 @@ def cache_url(svc: Service, url: str, **fetch_kw: Any) -> dict[str, Any]:
 
 
 def cache_pdf(svc: Service, file: str | Path) -> dict[str, Any]:
+    from ccmemory.core.extras import require
     from ccmemory.features.reference.cache import cache_pdf as write
+
+    require("reference")  # page and PDF extraction are an extra (pyproject.toml)
 
     res = write(svc.vault, Path(file))
     notice = _index_one(svc, res.path)

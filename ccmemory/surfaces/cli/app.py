@@ -21,12 +21,14 @@ COMMANDS: dict[str, str] = {
     "context": "ccmemory.surfaces.cli.cmd_search:context_cmd",
     "recall": "ccmemory.surfaces.cli.cmd_recall:recall_cmd",
     "stats": "ccmemory.surfaces.cli.cmd_search:stats_cmd",
+    "suggest": "ccmemory.surfaces.cli.cmd_suggest:suggest_cmd",
     "demo": "ccmemory.surfaces.cli.cmd_demo:demo",
     "promote": "ccmemory.surfaces.cli.cmd_promote:promote_cmd",
     "watch": "ccmemory.surfaces.cli.cmd_watch:watch_cmd",
     "diff": "ccmemory.surfaces.cli.cmd_diff:diff_cmd",
     "site": "ccmemory.surfaces.cli.cmd_site:site",
     "import": "ccmemory.surfaces.cli.cmd_import:command",
+    "export": "ccmemory.surfaces.cli.cmd_interop:export_cmd",
     "worker": "ccmemory.surfaces.cli.cmd_worker:command",
     "mcp": "ccmemory.surfaces.cli.cmd_mcp:mcp_cmd",
     "start": "ccmemory.surfaces.cli.cmd_neo4j:start_cmd",
@@ -72,13 +74,21 @@ class LazyGroup(click.Group):
             return super().invoke(ctx)
         except CcmemoryError as exc:
             raise cli_error(exc) from None
+        except BrokenPipeError:  # `ccmemory search … | head`: the reader left, nothing to say
+            raise
+        except OSError as exc:  # a full disk, a read-only folder, a vanished file: one line
+            where = f" ({exc.filename})" if exc.filename else ""
+            raise click.ClickException(
+                f"{exc.strerror or exc}{where}: the command stopped; memory files are written "
+                "atomically, so none is half-written (free space or fix permissions, then run it again)"
+            ) from None
 
 
 @click.group(
     cls=LazyGroup,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )
-@click.version_option(package_name="ccmemory")
+@click.version_option(package_name="ccmemory-vault")
 def cli() -> None:
     """Persistent, reviewable memory for Claude Code.
 

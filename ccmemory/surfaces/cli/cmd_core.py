@@ -111,6 +111,25 @@ def init(path: Path | None, no_git_hooks: bool) -> None:
     click.echo(f"ccmemory is ready in {root} ({report.added} memories indexed)")
     if not gitstate.is_repo(root):
         notice(OUTSIDE_GIT)
+    _record_command()
+
+
+def _record_command() -> None:
+    """Write this install's `ccmemory` path to the personal folder (`bin-path`), where the Claude
+    Code plugin looks when `ccmemory` is not on PATH (plugin/scripts/find.sh): a clone's .venv
+    works without activating it. Best effort: a read-only home only costs the plugin that shortcut."""
+    import contextlib
+
+    from ccmemory.core.atomic import atomic_write
+    from ccmemory.core.config import personal_home
+
+    exe = Path(sys.executable).parent / "ccmemory"
+    if not exe.is_file():
+        return
+    with contextlib.suppress(OSError):
+        home = personal_home()
+        home.mkdir(parents=True, exist_ok=True)
+        atomic_write(home / "bin-path", f"{exe}\n".encode(), overwrite=True)
 
 
 OUTSIDE_GIT = (

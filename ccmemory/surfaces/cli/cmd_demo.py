@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import sys
 import tempfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -128,4 +129,17 @@ def demo(folder: Path | None) -> None:
                 click.echo(f"          {h.memory.path}")
         click.secho("\n$ ccmemory context", bold=True)
         click.echo(context_for(svc, 600).text)
-    click.echo(f"Try it yourself: cd {root} && ccmemory search 'database' --json")
+    click.echo(f"Try it yourself: cd {root} && {_command()} search 'database' --json")
+
+
+def _command() -> str:
+    """`ccmemory` when a new shell finds it on PATH, else this install's full path (a clone's
+    .venv is usually not on PATH: a bare `ccmemory` would be `command not found`)."""
+    import shlex
+    import shutil
+
+    here = Path(sys.executable).parent / "ccmemory"
+    on_path = shutil.which("ccmemory")
+    if on_path and (not here.is_file() or Path(on_path).resolve() == here.resolve()):
+        return "ccmemory"
+    return shlex.quote(str(here)) if here.is_file() else "ccmemory"

@@ -13,22 +13,49 @@ from ccmemory.surfaces.cli.errors import cli_error
 
 
 @click.command("import")
-@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option(
+    "--from",
+    "source",
+    type=click.Choice(["auto", "transcript", "json", "rules"]),
+    default="auto",
+    show_default=True,
+    help="What PATH is: a Claude Code transcript (or a projects folder of them), a `ccmemory export "
+    "--to json` file, or an agent rule file (CLAUDE.md, AGENTS.md, .cursorrules, ...). auto: by name "
+    "and content.",
+)
 @click.option(
     "--provider",
     type=click.Choice(["auto", "anthropic", "claude-cli", "rules", "test"]),
     default=None,
-    help="Extraction provider (default: capture.provider from config, else auto).",
+    help="Transcripts: extraction provider (default: capture.provider from config, else auto).",
 )
 @click.option(
-    "--force", is_flag=True, help="Extract again even where this provider already imported a segment."
+    "--force", is_flag=True, help="Transcripts: extract again where this provider already imported a segment."
 )
+@click.option("--dry-run", is_flag=True, help="JSON exports and rule files: list what would be written.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary.")
-def command(path: Path, provider: str | None, force: bool, as_json: bool) -> None:
-    """Import a Claude Code transcript file, or every transcript in a projects folder
-    (e.g. ~/.claude/projects/<project>/). Re-runnable: a segment is skipped once imported by the
-    same kind of provider and extractor version, so a rules import followed by an LLM import runs
-    the LLM; --force extracts again. No run creates duplicates."""
+def command(
+    paths: tuple[Path, ...], source: str, provider: str | None, force: bool, dry_run: bool, as_json: bool
+) -> None:
+    """Import memories: Claude Code transcripts (a file, or every transcript in a projects folder
+    such as ~/.claude/projects/<project>/), a JSON export of another vault, or agent rule files
+    (one memory per rule; docs/import-export.md). Re-runnable: a transcript segment is skipped once
+    imported by the same kind of provider and extractor version (--force extracts again), a JSON
+    entry whose id is in the vault is skipped, a rule already imported unchanged is skipped and a
+    changed one supersedes the memory it came from. No run creates duplicates."""
+    from ccmemory.surfaces.cli.cmd_interop import import_other, kind_of
+
+    kinds = [(p, kind_of(p, source)) for p in paths]
+    others = [(p, k) for p, k in kinds if k != "transcript"]
+    if others:
+        import_other(others, dry_run=dry_run, as_json=as_json)
+    for path, kind in kinds:
+        if kind == "transcript":
+            _transcripts(path, provider, force, as_json)
+
+
+def _transcripts(path: Path, provider: str | None, force: bool, as_json: bool) -> None:
     from ccmemory.core.vault import Vault, VaultNotFound
     from ccmemory.features.capture import settings as settings_mod
     from ccmemory.features.capture.backfill import import_path

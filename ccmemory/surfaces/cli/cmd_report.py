@@ -11,7 +11,7 @@ from ccmemory.surfaces.cli.errors import cli_error
 
 
 @click.command("report")
-@click.option("--period", type=click.Choice(["week", "month"]), default="week", show_default=True)
+@click.option("--period", type=click.Choice(["week", "month", "quarter"]), default="week", show_default=True)
 @click.option(
     "--format",
     "fmt",
@@ -27,7 +27,7 @@ from ccmemory.surfaces.cli.errors import cli_error
     help="Write to this file (required for pdf) instead of standard output.",
 )
 def report_cmd(period: str, fmt: str, output: Path | None) -> None:
-    """An executive summary: the dashboard's metrics and their trend over the last week or month,
+    """An executive summary: the dashboard's metrics and their trend over the last week, month or quarter,
     the most reused decisions, correction hotspots and what is waiting for review."""
     from ccmemory.surfaces.dashboard import report
     from ccmemory.surfaces.dashboard.data import Dash

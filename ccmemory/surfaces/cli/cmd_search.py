@@ -27,6 +27,12 @@ from ccmemory.surfaces.cli.common import display_path, emit_json, notice, parse_
 @click.option("--status", type=click.Choice(["curated", "developmental"]))
 @click.option("--since", help="Created on or after: 2026-11-01, a timestamp, or 7d / 3w / 12h ago.")
 @click.option("--until", help="Created on or before (same forms as --since).")
+@click.option(
+    "--literal-time",
+    is_flag=True,
+    help="Search time words as words: by default 'last week', 'yesterday', 'since March', 'in Q3' "
+    "become a date range (unless --since or --until is given).",
+)
 @click.option("--limit", "-n", default=10, show_default=True, type=click.IntRange(1, 500))
 @click.option("--include-superseded", is_flag=True, help="Also show memories that a newer one replaced.")
 @click.option(
@@ -66,6 +72,7 @@ def search_cmd(
     at: str | None,
     cross_project: bool = False,
     reference: bool = False,
+    literal_time: bool = False,
 ) -> None:
     """Find memories by words and meaning. The query is plain text: quotes, *, -, AND, NEAR and
     parentheses are searched as words, never as query syntax.
@@ -99,6 +106,23 @@ def search_cmd(
             until=parse_when(until),
             include_superseded=include_superseded,
         )
+        if not literal_time:  # "decisions from last week": a date range, not words
+            from ccmemory.text.timewords import apply as time_words
+
+            query, when = time_words(query, f)
+            if when and (explain or not as_json):
+                d = when.as_dict()
+                span = " ".join(
+                    x
+                    for x in (
+                        f"since {d['since']}" if d["since"] else "",
+                        f"before {d['until']}" if d["until"] else "",
+                    )
+                    if x
+                )
+                notice(
+                    f"time: {when.phrase!r} → {span}; searching {query!r} (--literal-time searches the words)"
+                )
         if cross_project:
             if at:
                 raise click.UsageError("--cross-project and --at cannot be combined")

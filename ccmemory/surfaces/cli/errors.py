@@ -21,6 +21,7 @@ EXIT_USAGE = 2
 EXIT_CODES: dict[str, int] = {
     "CcmemoryError": EXIT_FAILURE,
     "ConfigError": EXIT_USAGE,
+    "MissingExtra": EXIT_FAILURE,
     # files and folders
     "VaultNotFound": EXIT_FAILURE,
     "MemoryFileError": EXIT_FAILURE,

@@ -20,7 +20,7 @@ from ccmemory.core.errors import CcmemoryError
 from ccmemory.surfaces.dashboard import metrics as mx
 from ccmemory.surfaces.dashboard.data import Dash
 
-PERIODS = {"week": 7, "month": 30}
+PERIODS = {"week": 7, "month": 30, "quarter": 91}
 
 
 def build(dash: Dash, period: str, now: datetime | None = None) -> dict[str, Any]:

@@ -38,6 +38,16 @@ def guarded(fn: F) -> F:
             return fn(*args, **kwargs)
         except CcmemoryError as failure:  # ToolFailure, and any anticipated error a tool let through
             return _error_result(failure)
+        except OSError as exc:  # a full disk, a read-only folder: the machine, not a bug
+            where = f" ({exc.filename})" if exc.filename else ""
+            return _error_result(
+                ToolFailure(
+                    "unavailable",
+                    f"{fn.__name__} stopped: {exc.strerror or exc}{where}",
+                    "memory files are written atomically, so none is half-written; free space or fix "
+                    "permissions, then call it again",
+                )
+            )
         except Exception as exc:  # a bug: log it for the user, give the model something actionable
             log.exception("ccmemory tool %s failed", fn.__name__)
             return _error_result(

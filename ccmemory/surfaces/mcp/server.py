@@ -90,7 +90,7 @@ def _version() -> str:
     try:
         from importlib.metadata import version
 
-        return version("ccmemory")
+        return version("ccmemory-vault")
     except Exception:
         return "0"
 

@@ -296,6 +296,9 @@ class SiteGenerator:
         return collected.messages
 
     def build(self, out: Path | None = None, *, verbose: bool = False) -> BuildResult:
+        from ccmemory.core.extras import require
+
+        require("site")  # MkDocs is an extra: say which pip install, before any work
         started = time.perf_counter()
         site_dir = (out or self.build_dir / "site").resolve()
         if out is not None:
@@ -326,6 +329,9 @@ class SiteGenerator:
         on_build: Callable[[BuildResult], None] | None = None,
     ) -> None:
         """Build, serve the site, and rebuild when memory files change (the page reloads itself)."""
+        from ccmemory.core.extras import require
+
+        require("site")
         site_dir = self.build_dir / "serve-site"
         if site_dir.exists():
             shutil.rmtree(site_dir)

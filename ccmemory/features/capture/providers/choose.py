@@ -59,11 +59,14 @@ def choose(
                 provider = AnthropicProvider(api_key=key)
             return Choice("anthropic", "ANTHROPIC_API_KEY is set", provider)
         if wanted == "anthropic":
-            return Choice(
-                "rules",
-                "capture.provider is 'anthropic' but ANTHROPIC_API_KEY is not "
-                "set: falling back to rules only",
+            from ccmemory.core.extras import install_command
+
+            why = (
+                f"the anthropic package is not installed ({install_command('llm')})"
+                if key
+                else "ANTHROPIC_API_KEY is not set"
             )
+            return Choice("rules", f"capture.provider is 'anthropic' but {why}: falling back to rules only")
     if wanted in ("auto", "claude-cli"):
         binary = settings.claude_bin
         if shutil.which(binary):

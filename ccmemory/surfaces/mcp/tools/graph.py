@@ -353,3 +353,15 @@ def register(tool: Tool, server: MCPServer, be: Backend) -> None:
     def get_metrics() -> dict[str, Any]:
         with be.service() as svc:
             return metrics(svc)
+
+    @tool(
+        "Memories the patterns in this project's memories suggest (corrections about one subject, a "
+        "rule broken again and again, a decision revised 3+ times, a file with many warnings), each "
+        "with its evidence (memory ids). Read-only: the user accepts one with `ccmemory suggest "
+        "--accept KEY`, which writes it for review."
+    )
+    def list_suggestions() -> dict[str, Any]:
+        from ccmemory.features import suggest as suggest_feature
+
+        with be.service() as svc:
+            return {"suggestions": [s.as_dict() for s in suggest_feature.suggestions(svc)]}

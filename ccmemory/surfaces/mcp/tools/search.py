@@ -70,6 +70,10 @@ def search(
         raise ToolFailure("invalid_argument", f"offset + limit must stay within {MAX_WINDOW} results")
     cross = bool(filter_args.pop("include_cross_project", False))
     f = tool_filters(svc, **filter_args)
+    from ccmemory.text.timewords import apply as time_words
+
+    asked = query
+    query, when = time_words(query, f)  # "decisions from last week": a date range, not words
     if cross:
         return _cross_search(svc, query, f, mode=mode, limit=limit, offset=offset, explain=explain)
     resp = svc.search(query, f, limit=offset + limit + 1, mode=mode)
@@ -85,7 +89,8 @@ def search(
         results.append(d)
     more = len(resp.hits) > offset + limit
     out: dict[str, Any] = {
-        "query": query,
+        "query": asked,
+        **({"time_filter": {**when.as_dict(), "words_searched": query}} if when else {}),
         "mode_requested": mode,
         "mode_used": resp.mode,
         "results": results,
