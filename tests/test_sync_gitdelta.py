@@ -31,6 +31,8 @@ git_op = st.one_of(
     st.tuples(st.just("commit")),
     st.tuples(st.just("checkout"), st.sampled_from(["main", "b1", "b2"])),
     st.tuples(st.just("merge"), st.sampled_from(["b1", "b2"])),
+    # main moved without a checkout (a push from another worktree): HEAD may stay where it is
+    st.tuples(st.just("move-main"), st.sampled_from(["b1", "b2"])),
     st.tuples(st.just("revert")),
     st.tuples(st.just("ignored"), st.lists(st.sampled_from(WORDS), min_size=1, max_size=3)),
     st.tuples(st.just("handwritten"), st.lists(st.sampled_from(WORDS), min_size=1, max_size=3)),
@@ -71,6 +73,8 @@ def _git_op(root: Path, operation: tuple[Any, ...], counter: list[int]) -> None:
             and _git(root, "merge", "-q", "--no-edit", operation[1]) != 0
         ):
             _git(root, "merge", "--abort")
+    elif kind == "move-main":
+        _git(root, "update-ref", "refs/heads/main", f"refs/heads/{operation[1]}")
     elif kind == "revert":
         _git(root, "checkout", "-q", "HEAD", "--", ".ccmemory")
     else:  # a memory file git ignores, one without `author:` (written by hand) or with one
@@ -290,3 +294,31 @@ def test_reindex_follows_git_on_each_backend(
     assert set(index.file_states(project, [rel[a], rel[b]])) == {rel[a]}
     assert index.refresh_status(project, lambda _p: "developmental", None, only=[rel[c]]) == 1
     assert by_path()[rel[c]][1] == "developmental" and by_path()[rel[a]][1] == "curated"
+
+
+def test_main_moved_under_a_branch_keeps_git_authors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """main moves while HEAD stays (another worktree pushed): status is refreshed where main's
+    tree changed, and a hand-written file's git author is kept, as a full rebuild has them."""
+    walked = _walks(monkeypatch)
+    root = init_git(tmp_path / "r", AUTHOR)
+    (root / ".ccmemory" / "decisions").mkdir(parents=True)
+    vault = Vault(root)
+    vault.write_new(make_memory("decision", "Seed memory", author=AUTHOR))
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "-m", "one")
+    _git(root, "checkout", "-q", "-b", "feature")
+    hand = root / ".ccmemory" / "decisions" / "hand.md"
+    hand.write_text(render(make_memory("decision", "Hand written memory")), encoding="utf-8")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "-m", "two")
+    index = SQLiteIndex(tmp_path / "i.db")
+    sync.reindex(vault, index, "p", local_author="bob@example.com")
+    _age(root, 1)
+    _git(root, "update-ref", "refs/heads/main", "refs/heads/feature")
+    report = sync.reindex(vault, index, "p", local_author="bob@example.com")
+    assert walked[0] == 1 and report.status_changed == 1
+    full = SQLiteIndex(tmp_path / "full.db")
+    sync.reindex(vault, full, "p", full=True, local_author="bob@example.com")
+    assert index.dump("p") == full.dump("p")
+    (row,) = [m for m in index.dump("p")["memories"] if m[3] == "Hand written memory"]
+    assert row[7] == AUTHOR and row[12] == "curated"  # author_git, status

@@ -221,8 +221,7 @@ def reindex(
         report.unchanged = old_files - len(removed) - sum(1 for rel in changed if rel in known)
 
     with _ParseAhead(on_disk, sorted(changed), index.parse_ahead) as parsed:
-        needs_adders = plan is None or changed or removed or plan.head_moved
-        adders = _adders(vault, view, on_disk, local_author, plan is not None) if needs_adders else {}
+        adders = _adders(vault, view, on_disk, local_author, plan is not None)
         if not full:
             # before applying changes, so a re-derived memory's new status is counted too
             report.status_changed = _refresh_status(index, project, plan, view, adders)
