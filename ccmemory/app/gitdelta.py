@@ -205,7 +205,7 @@ class Adders(dict[str, str]):
         found = super().get(key)
         if found is not None:
             return found
-        return self.local_author if self.local_author is not None else default
+        return self.local_author or default  # as sync._adders: an empty local author is none
 
     def __bool__(self) -> bool:
         return True
