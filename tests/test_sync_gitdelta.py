@@ -219,12 +219,18 @@ def test_shortcut_falls_back_to_the_walk_when_it_cannot_be_trusted(
     assert walked[0] == 3
     sync.reindex(vault, index, "p", local_author="bob@example.com")
     assert walked[0] == 4
+    # an index copied from a clone in another folder: walks
+    state = index.sync_state("p")
+    assert state is not None
+    index.set_sync_state("p", {**state, "root": "/elsewhere"})
+    sync.reindex(vault, index, "p", local_author="bob@example.com")
+    assert walked[0] == 5
     # a symlink in the vault: the walk reports it, and the next reindex walks again
     (root / ".ccmemory" / "decisions" / "link.md").symlink_to(root / ".gitignore")
     report = sync.reindex(vault, index, "p", local_author="bob@example.com")
-    assert walked[0] == 5 and [s.rel for s in report.skipped] == [".ccmemory/decisions/link.md"]
+    assert walked[0] == 6 and [s.rel for s in report.skipped] == [".ccmemory/decisions/link.md"]
     sync.reindex(vault, index, "p", local_author="bob@example.com")
-    assert walked[0] == 6
+    assert walked[0] == 7
     # a commit that no longer exists (history rewritten and collected): walks
     (root / ".ccmemory" / "decisions" / "link.md").unlink()
     sync.reindex(vault, index, "p")
@@ -232,7 +238,7 @@ def test_shortcut_falls_back_to_the_walk_when_it_cannot_be_trusted(
     assert state is not None
     index.set_sync_state("p", {**state, "head": "0" * 40})
     sync.reindex(vault, index, "p")
-    assert walked[0] == 8
+    assert walked[0] == 9
     # `clear` forgets the state
     index.clear("p")
     assert index.sync_state("p") is None
