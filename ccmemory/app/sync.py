@@ -10,7 +10,9 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
+from ccmemory.app import gitdelta
 from ccmemory.app.changes import RACY_NS, ChangeCounts
 from ccmemory.core import gitstate
 from ccmemory.core.vault import MemoryFileError, Vault, decode, parse_text, read_bytes_checked
@@ -205,18 +207,24 @@ def reindex(
     report = ReindexReport()
     if full:
         index.clear(project)
-    on_disk = scan(vault, report.skipped)
-    known = index.file_states(project)
+    stored = None if full else index.sync_state(project)
+    state = _capture(vault, index, project, main_branch, local_author, stored is not None)
+    plan = gitdelta.plan(vault.root, stored, state) if stored and state else None
+    plan, on_disk, known, view = _survey(vault, index, project, plan, state, main_branch, report)
     changed = _changed(on_disk, known)
     removed = sorted(set(known) - set(on_disk))
-    report.unchanged = len(on_disk) - len(changed)
+    if plan is None:
+        report.unchanged = len(on_disk) - len(changed)
+    else:
+        before = gitdelta.State.from_dict(stored or {})
+        old_files = before.files if before else 0
+        report.unchanged = old_files - len(removed) - sum(1 for rel in changed if rel in known)
 
     with _ParseAhead(on_disk, sorted(changed), index.parse_ahead) as parsed:
-        view = gitstate.snapshot(vault.root, main_branch)
-        adders = _adders(vault, view, on_disk, local_author)
+        adders = _adders(vault, view, on_disk, local_author, plan is not None)
         if not full:
             # before applying changes, so a re-derived memory's new status is counted too
-            report.status_changed = index.refresh_status(project, view.status_of, adders)
+            report.status_changed = _refresh_status(index, project, plan, view, adders)
         report.removed = len(removed)
         records = _apply_in_batches(
             index, project, parsed, known, removed, report, progress, len(changed), view.status_of, adders
@@ -225,8 +233,56 @@ def reindex(
         _relink(vault, index, project, records, view.status_of, adders)
     report.errors = index.file_problems(project)
     _reference(vault, index, project, view.status_of, full, report)
+    if state is not None and not report.skipped:
+        state.files = len(on_disk) if plan is None else report.unchanged + report.added + report.updated
+        index.set_sync_state(project, state.as_dict())
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _survey(
+    vault: Vault,
+    index: Index,
+    project: str,
+    plan: gitdelta.Delta | None,
+    state: gitdelta.State | None,
+    main_branch: str | None,
+    report: ReindexReport,
+) -> tuple[gitdelta.Delta | None, dict[str, tuple[str, int, int]], dict[str, FileState], Any]:
+    """(plan, files on disk, their stored states, git view): the plan's paths only, or (no plan,
+    or one of its paths is something only the walk handles) every file of the vault."""
+    found = gitdelta.entries(vault, plan.paths) if plan is not None else None
+    if plan is not None and found is not None and state is not None:
+        view = gitdelta.LazyView(vault.root, state.main_branch, state.main, [*plan.paths, *plan.status_paths])
+        return plan, found, index.file_states(project, plan.paths), view
+    on_disk = scan(vault, report.skipped)
+    return None, on_disk, index.file_states(project), gitstate.snapshot(vault.root, main_branch)
+
+
+def _refresh_status(
+    index: Index, project: str, plan: gitdelta.Delta | None, view: Any, adders: dict[str, str]
+) -> int:
+    """Status and git authors: of every memory after a walk; after a shortcut, only where the
+    main branch's tree changed, and (HEAD moved) of memories whose author comes from git."""
+    if plan is None:
+        return index.refresh_status(project, view.status_of, adders)
+    if not (plan.status_paths or plan.head_moved):
+        return 0
+    return index.refresh_status(
+        project, view.status_of, adders, only=plan.status_paths, git_authors=plan.head_moved
+    )
+
+
+def _capture(
+    vault: Vault, index: Index, project: str, main_branch: str | None, local_author: str | None, stored: bool
+) -> gitdelta.State | None:
+    """Git's view before any file is read (`gitdelta.capture`); the `stored` one is forgotten
+    until this reindex has finished (one cut short leaves none: the next one walks)."""
+    if stored:
+        index.set_sync_state(project, None)
+    if not gitstate.is_repo(vault.root):
+        return None
+    return gitdelta.capture(vault.root, gitstate.main_branch(vault.root, main_branch), local_author)
 
 
 def _changed(on_disk: dict[str, tuple[str, int, int]], known: dict[str, FileState]) -> list[str]:
@@ -239,8 +295,17 @@ def _changed(on_disk: dict[str, tuple[str, int, int]], known: dict[str, FileStat
 
 
 def _adders(
-    vault: Vault, view: gitstate.GitView, on_disk: dict[str, tuple[str, int, int]], local_author: str | None
+    vault: Vault,
+    view: Any,
+    on_disk: dict[str, tuple[str, int, int]],
+    local_author: str | None,
+    partial: bool = False,
 ) -> dict[str, str]:
+    """Path -> who added it (git), for files without `author:`. `partial`: `on_disk` holds only
+    the paths a shortcut reindex looks at, so the local author is the answer for any path git
+    never saw added (`gitdelta.Adders`)."""
+    if partial:
+        return gitdelta.Adders(vault.root, local_author)
     adders = gitstate.adders(vault.root) if view.in_repo else {}
     if local_author:
         # a file not committed yet was added by whoever's working tree it is in: a hand-written

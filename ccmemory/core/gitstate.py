@@ -86,6 +86,18 @@ def curated_paths(root: Path, branch: str, rev: str | None = None) -> set[str]:
     return {p for p in out.split("\0") if p.endswith(".md")}
 
 
+def curated_among(root: Path, rev: str, paths: list[str]) -> set[str]:
+    """Which of these repo-relative paths are in `rev`'s tree (one `ls-tree` of just them;
+    names taken literally, never as patterns)."""
+    if not paths:
+        return set()
+    out = git(
+        root, "--literal-pathspecs", "ls-tree", "-r", "-z", "--name-only", rev, "--", *paths, check=False
+    )
+    wanted = set(paths)
+    return {p for p in out.split("\0") if p in wanted}
+
+
 def adders(root: Path) -> dict[str, str]:
     """Path -> email of the commit that added it, for files without an `author:` (one git call)."""
     out = git(
@@ -141,3 +153,58 @@ def snapshot(root: Path, configured_main: str | None = None) -> GitView:
         return GitView(False, None, None)
     branch = main_branch(root, configured_main)
     return GitView(True, branch, frozenset(curated_paths(root, branch)))
+
+
+# --- what changed (issue 29: a reindex proportional to the change) ---------------------------
+
+
+def toplevel(root: Path) -> str | None:
+    """The working tree's top folder as git prints it; None outside a repository."""
+    try:
+        out = git(root, "rev-parse", "--show-toplevel", check=False, timeout=10)
+    except GitError:
+        return None
+    return out.strip() or None
+
+
+def head_commit(root: Path) -> str | None:
+    """HEAD's commit id; None before the first commit."""
+    return git(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}", check=False).strip() or None
+
+
+def main_commit(root: Path, branch: str) -> str | None:
+    """The commit the curated set is read from (`curated_paths`); None when the branch has none."""
+    return _main_ref(root, branch)
+
+
+def changed_between(root: Path, old: str, new: str, pathspecs: list[str]) -> list[str] | None:
+    """Repo-relative paths that differ between two commits (one `git diff`); None when git
+    cannot tell (a commit no longer exists)."""
+    try:
+        out = git(root, "diff", "--name-only", "-z", "--no-renames", old, new, "--", *pathspecs, check=True)
+    except GitError:
+        return None
+    return [p for p in out.split("\0") if p]
+
+
+def dirty_paths(root: Path, pathspecs: list[str]) -> list[str] | None:
+    """Every path git reports as not equal to HEAD (staged, modified, deleted, conflicted),
+    untracked or ignored, each file listed on its own (one `git status`); None on failure."""
+    try:
+        out = git(
+            root,
+            "status",
+            "--porcelain=v1",
+            "-z",
+            "--untracked-files=all",
+            "--ignored=traditional",
+            "--no-renames",
+            "--",
+            *pathspecs,
+            check=True,
+            timeout=60,
+        )
+    except GitError:
+        return None
+    # "XY path" entries; with --no-renames no entry carries a second path
+    return [entry[3:] for entry in out.split("\0") if len(entry) > 3]

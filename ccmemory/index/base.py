@@ -24,7 +24,7 @@ backends must follow exactly (the conformance suite checks them):
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
@@ -190,7 +190,19 @@ class Index(Protocol):
     location: str  # db path or URI, for messages
 
     # --- writing (sync only) ----------------------------------------------------------------
-    def file_states(self, project: str) -> dict[str, FileState]: ...
+    def file_states(self, project: str, paths: Collection[str] | None = None) -> dict[str, FileState]:
+        """The stored stat data of every file record, or of those at `paths`."""
+        ...
+
+    def sync_state(self, project: str) -> dict[str, Any] | None:
+        """What the last reindex saw of git (`ccmemory.app.gitdelta.State`), stored with the
+        index so the next reindex asks git what changed instead of walking the vault. None: not
+        stored (a backend without it, an older index, a reindex cut short): walk everything."""
+        ...
+
+    def set_sync_state(self, project: str, state: dict[str, Any] | None) -> None:
+        """Store (None: forget) the sync state; `clear` forgets it too."""
+        ...
 
     def apply(
         self,
@@ -203,8 +215,17 @@ class Index(Protocol):
         """Apply file changes atomically where the backend allows; derive memory rows."""
         ...
 
-    def refresh_status(self, project: str, status_of: Any, adders: dict[str, str] | None = None) -> int:
-        """Recompute status (and git authors) of every memory; return how many changed."""
+    def refresh_status(
+        self,
+        project: str,
+        status_of: Any,
+        adders: Mapping[str, str] | None = None,
+        only: Collection[str] | None = None,
+        git_authors: bool = False,
+    ) -> int:
+        """Recompute status (and git authors) of every memory; return how many changed. With
+        `only`: just the memories at those paths, plus (`git_authors`) every memory whose author
+        comes from git (no `author:` in the file); a backend may check more, never fewer."""
         ...
 
     def clear(self, project: str) -> None: ...

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import neo4j
 
@@ -52,9 +52,43 @@ class Neo4jIndex(VectorStore, MemoryReads, ReferenceGraph):
 
     # --- writing ------------------------------------------------------------------------------
     @wrap_errors
-    def file_states(self, project: str) -> dict[str, FileState]:
-        rows = self._read(q.FILE_STATES, p=project, s=self.scope)
+    def file_states(self, project: str, paths: Collection[str] | None = None) -> dict[str, FileState]:
+        if paths is None:
+            rows = self._read(q.FILE_STATES, p=project, s=self.scope)
+        else:
+            rows = self._read(q.FILE_STATES_AT, p=project, s=self.scope, paths=sorted(set(paths)))
         return {r["path"]: FileState(r["path"], r["mtime_ns"], r["size"], r["hash"]) for r in rows}
+
+    @wrap_errors
+    def sync_state(self, project: str) -> dict[str, Any] | None:
+        """This scope's sync state: one `SyncState` node per project and indexing user, apart
+        from the memory graph (its file records are this scope's too)."""
+        import json
+
+        rows = self._read(
+            "MATCH (x:SyncState {project: $p, scope: $s}) RETURN x.value AS v", p=project, s=self.scope
+        )
+        try:
+            state = json.loads(rows[0]["v"]) if rows else None
+        except (TypeError, ValueError):
+            return None
+        return state if isinstance(state, dict) else None
+
+    @wrap_errors
+    def set_sync_state(self, project: str, state: dict[str, Any] | None) -> None:
+        import json
+
+        with self._session() as s:
+            if state is None:
+                query = "MATCH (x:SyncState {project: $p, scope: $s}) DELETE x"
+                s.run(query, p=project, s=self.scope).consume()
+            else:
+                s.run(
+                    "MERGE (x:SyncState {project: $p, scope: $s}) SET x.value = $v",
+                    p=project,
+                    s=self.scope,
+                    v=json.dumps(state),
+                ).consume()
 
     @wrap_errors
     def apply(
@@ -128,9 +162,16 @@ class Neo4jIndex(VectorStore, MemoryReads, ReferenceGraph):
 
     @wrap_errors
     def refresh_status(
-        self, project: str, status_of: Callable[[str], str], adders: dict[str, str] | None = None
+        self,
+        project: str,
+        status_of: Callable[[str], str],
+        adders: Mapping[str, str] | None = None,
+        only: Collection[str] | None = None,
+        git_authors: bool = False,
     ) -> int:
-        """Recompute status and git author of this scope's files; re-derive the memories they feed."""
+        """Recompute status and git author of this scope's files; re-derive the memories they feed.
+        `only` (without `git_authors`: a file's git author is stored whether or not it is used)
+        limits the check to those paths."""
         with self._session() as s, s.begin_transaction() as tx:
             rows = list(
                 tx.run(
@@ -141,6 +182,9 @@ class Neo4jIndex(VectorStore, MemoryReads, ReferenceGraph):
                     s=self.scope,
                 )
             )
+            if only is not None and not git_authors:
+                wanted = set(only)
+                rows = [r for r in rows if r["path"] in wanted]
             stored = {r["path"]: r["author_git"] for r in rows}
 
             def live(path: str) -> tuple[str, str | None]:
@@ -166,6 +210,7 @@ class Neo4jIndex(VectorStore, MemoryReads, ReferenceGraph):
     def clear(self, project: str) -> None:
         """Forget this scope's file records. Memories other scopes still have files for survive
         (re-derived from those); when no other scope indexed the project, everything goes."""
+        self.set_sync_state(project, None)
         with self._session() as s:
             others = s.run(
                 "RETURN EXISTS { MATCH (f:MemoryFile {project: $p}) WHERE f.scope <> $s } AS other",
@@ -208,7 +253,7 @@ class Neo4jIndex(VectorStore, MemoryReads, ReferenceGraph):
     def drop_project(self, project: str) -> None:
         """Delete everything the project has on the server, every scope's records included."""
         with self._session() as s:
-            for label in ("MemoryFile", "Ident", "Topic", "File", "Session", "Project"):
+            for label in ("MemoryFile", "SyncState", "Ident", "Topic", "File", "Session", "Project"):
                 key = "name" if label == "Project" else "project"
                 s.run(
                     f"MATCH (x:{label} {{{key}: $p}}) "

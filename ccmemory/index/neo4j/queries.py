@@ -28,6 +28,10 @@ FILE_STATES = (
     "MATCH (f:MemoryFile {project: $p, scope: $s}) RETURN f.path AS path, "
     "f.mtime_ns AS mtime_ns, f.size AS size, f.hash AS hash"
 )
+FILE_STATES_AT = (
+    "UNWIND $paths AS path MATCH (f:MemoryFile {project: $p, scope: $s, path: path}) "
+    "RETURN f.path AS path, f.mtime_ns AS mtime_ns, f.size AS size, f.hash AS hash"
+)
 DELETE_FILES = (
     "UNWIND $paths AS path MATCH (f:MemoryFile {project: $p, scope: $s, path: path}) "
     f"{HINT_FILE_PATH} WITH f, f.mem_id AS old DELETE f RETURN old"

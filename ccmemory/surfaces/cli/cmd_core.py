@@ -472,7 +472,8 @@ def check(as_json: bool, strict: bool, base: str | None, fix: bool = False) -> N
 )
 @click.option("--json", "as_json", is_flag=True)
 def reindex_cmd(full: bool, no_embed: bool, allow_invalid: bool, as_json: bool) -> None:
-    """Bring the index level with the memory files (incremental by path, mtime, size, hash).
+    """Bring the index level with the memory files (incremental: only the files git reports
+    changed since the last reindex, else a walk comparing path, mtime, size and hash).
 
     Bad files are reported with path and reason and left out of the index (never deleted or
     rewritten); the rest are indexed, and the command exits 1 (0 with --allow-invalid). Status

@@ -1,0 +1,178 @@
+"""Scale bench (issue 29; on demand, not in CI): reindex and text search on 10k and 100k vaults.
+
+    .venv/bin/python bench/scale/run.py --sizes 10000 100000 \\
+        --python after=.venv/bin/python --python before=/work/main/.venv/bin/python \\
+        --work /tmp/ccmemory-scale --out bench/RESULTS-scale.md
+
+Vaults are built once by `make_vault.py` under `--work` (kept for the next run). For each
+interpreter (each has its own ccmemory installed: compare two checkouts on the same vault) and
+size: a full text-only rebuild from an empty index (`reindex --full --no-embed`, wall and peak
+RSS of the process), the no-change `reindex --no-embed` (median of 5), the one-file-changed
+`reindex --no-embed` (a line appended to a different file each time, its mtime set 10 s back so
+it is not "racy"; median of 5), and warm text search in process (10 queries x 5, after one
+untimed pass; p50/p95). The 1-minute load average is recorded next to every figure: the machine
+may be shared. The hand edits are reverted (`git checkout`) after each interpreter's runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
+
+from bench_index import QUERIES, pct  # noqa: E402
+from make_vault import make_vault  # noqa: E402
+
+# wall seconds and peak RSS of one child process, measured by a wrapper of its own
+# (RUSAGE_CHILDREN is a maximum over every child the wrapper ever had: one each)
+_TIMED = (
+    "import resource,subprocess,sys,time;t=time.perf_counter();"
+    "p=subprocess.run(sys.argv[1:],capture_output=True,text=True);w=time.perf_counter()-t;"
+    "print(w, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss/1024, p.returncode);"
+    "sys.stderr.write(p.stderr if p.returncode > 1 else '')"
+)
+_SEARCH = """
+import json, sys, time
+from pathlib import Path
+from ccmemory.app.service import Service
+queries = json.loads(sys.argv[1])
+svc = Service.open(Path("."))
+for q in queries:
+    svc.search(q, mode="text")
+lat = []
+for _ in range(5):
+    for q in queries:
+        t = time.perf_counter()
+        svc.search(q, mode="text", limit=10)
+        lat.append((time.perf_counter() - t) * 1000)
+print(json.dumps(lat))
+"""
+
+
+def load() -> float:
+    return float(Path("/proc/loadavg").read_text().split()[0])
+
+
+def timed(python: str, root: Path, *args: str) -> tuple[float, float]:
+    """(wall s, peak RSS MB) of `python -m ccmemory args` run in `root`."""
+    out = subprocess.run(
+        [sys.executable, "-c", _TIMED, python, "-m", "ccmemory", *args],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    wall, rss, rc = out.stdout.split()
+    if int(rc) > 1:  # 1: invalid files left out, not a failure of the command
+        raise SystemExit(f"ccmemory {' '.join(args)} exited {rc}: {out.stderr}")
+    return float(wall), float(rss)
+
+
+def vault_for(work: Path, n: int) -> Path:
+    root = work / f"vault-{n}"
+    if not (root / ".git").is_dir():
+        if root.exists():
+            shutil.rmtree(root)
+        seconds = make_vault(root, n)
+        print(f"built {n} memories in {seconds:.1f} s (load {load():.2f})", flush=True)
+    return root
+
+
+def measure(python: str, root: Path, n: int) -> dict[str, Any]:
+    res: dict[str, Any] = {}
+    for old in (root / ".ccmemory" / "local").glob("index.db*"):
+        old.unlink()
+    res["load_full"] = load()
+    res["full_s"], res["full_rss_mb"] = timed(python, root, "reindex", "--full", "--no-embed")
+    timed(python, root, "reindex", "--no-embed")  # the first run after a rebuild stores git's view
+    res["load_nochange"] = load()
+    res["nochange_s"] = statistics.median(timed(python, root, "reindex", "--no-embed")[0] for _ in range(5))
+    files = sorted((root / ".ccmemory" / "decisions").glob("*.md"))
+    walls = []
+    res["load_one"] = load()
+    for k in range(5):
+        one = files[(n // 22) + k * 7]
+        one.write_text(one.read_text(encoding="utf-8") + f"\nedit {k}\n", encoding="utf-8")
+        old = time.time() - 10
+        os.utime(one, (old, old))
+        walls.append(timed(python, root, "reindex", "--no-embed")[0])
+    res["one_s"] = statistics.median(walls)
+    res["load_search"] = load()
+    out = subprocess.run(
+        [python, "-c", _SEARCH, json.dumps(QUERIES)], cwd=root, capture_output=True, text=True, check=True
+    )
+    lat = json.loads(out.stdout)
+    res["search_p50_ms"], res["search_p95_ms"] = pct(lat, 50), pct(lat, 95)
+    subprocess.run(["git", "checkout", "-q", "--", ".ccmemory"], cwd=root, check=True)
+    timed(python, root, "reindex", "--no-embed")
+    return res
+
+
+def table(results: dict[str, dict[int, dict[str, Any]]], sizes: list[int]) -> str:
+    rows = [
+        ("full text-only rebuild (`reindex --full --no-embed`)", "full_s", "s", "load_full"),
+        ("peak RSS of that rebuild", "full_rss_mb", "MB", "load_full"),
+        ("no-change `reindex --no-embed` (median of 5)", "nochange_s", "s", "load_nochange"),
+        ("one file changed, `reindex --no-embed` (median of 5)", "one_s", "s", "load_one"),
+        ("text search in process p50", "search_p50_ms", "ms", "load_search"),
+        ("text search in process p95", "search_p95_ms", "ms", "load_search"),
+    ]
+    head = ["measure"] + [f"{label} at {n:,}" for n in sizes for label in results]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for name, key, unit, load_key in rows:
+        cells = [name]
+        for n in sizes:
+            for label in results:
+                r = results[label][n]
+                value = r[key]
+                shown = f"{value:.2f}" if unit == "s" else f"{value:.0f}"
+                cells.append(f"{shown} {unit} (load {r[load_key]:.2f})")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    ap.add_argument(
+        "--python", action="append", default=[], metavar="LABEL=PATH", help="an interpreter with ccmemory"
+    )
+    ap.add_argument("--work", type=Path, default=Path("/tmp/ccmemory-scale"))
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args()
+    pythons = {label: os.path.abspath(path) for label, path in (p.split("=", 1) for p in args.python)}
+    pythons = pythons or {"this": sys.executable}
+    args.work.mkdir(parents=True, exist_ok=True)
+    results: dict[str, dict[int, dict[str, Any]]] = {label: {} for label in pythons}
+    for n in args.sizes:
+        root = vault_for(args.work, n)
+        for label, python in pythons.items():
+            results[label][n] = measure(python, root, n)
+            print(label, n, json.dumps(results[label][n]), flush=True)
+    text = (
+        f"Run {datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {platform.machine()}, "
+        f"{len(os.sched_getaffinity(0))} cores, Python {platform.python_version()}.\n"
+        f"Command: `{' '.join(['.venv/bin/python', 'bench/scale/run.py', *sys.argv[1:]])}`\n\n"
+        + table(results, args.sizes)
+        + "\n"
+    )
+    print(text)
+    if args.out:
+        args.out.write_text(text, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
