@@ -180,3 +180,27 @@ def test_a_plain_commit_on_main_makes_the_memory_curated_without_reindex(tmp_pat
     assert search(root, "wallaby")[mid]["status"] == "developmental"  # written, not committed yet
     commit_all(root, "wallaby")
     assert wait_for(lambda: search(root, "wallaby").get(mid, {}).get("status") == "curated", timeout=30)
+
+
+def test_a_read_catches_up_when_git_moved_without_a_hook(tmp_path: Path) -> None:
+    """No hooks (a fresh clone, init --no-git-hooks): a commit on main, then a `git reset`, move
+    HEAD behind the index's back; the next CLI read brings the index level first (issue 33)."""
+    root = tmp_path / "r"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "user.email", "a@example.com")
+    git(root, "config", "user.name", "A")
+    cli(root, "init", "--no-git-hooks")
+    made = json.loads(cli(root, "new", "fact", "The heron count is weekly", "--json").stdout)
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "memory")
+    proc = cli(root, "search", "heron count", "--json")
+    assert json.loads(proc.stdout)[0]["status"] == "curated"  # not the stale "developmental"
+    assert "index brought up to date first (HEAD moved" in proc.stderr
+    assert "brought up to date" not in cli(root, "search", "heron count").stderr  # once
+    (root / made["path"]).unlink()
+    git(root, "commit", "-qam", "drop it")
+    assert json.loads(cli(root, "search", "heron count", "--json").stdout) == []
+    git(root, "reset", "-q", "--hard", "HEAD~1")  # runs no hook: the memory is back
+    hits = json.loads(cli(root, "search", "heron count", "--json").stdout)
+    assert [h["id"] for h in hits] == [made["id"]] and hits[0]["status"] == "curated"

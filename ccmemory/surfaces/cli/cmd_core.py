@@ -481,7 +481,7 @@ def reindex_cmd(full: bool, no_embed: bool, allow_invalid: bool, as_json: bool) 
     """
     import time
 
-    with service() as svc:
+    with service(fresh=False) as svc:
         bar = Progress("indexing")
         report = svc.reindex(full=full, progress=bar)
         bar.close()

@@ -20,8 +20,11 @@ from ccmemory.surfaces.cli.errors import cli_error
 
 
 @contextmanager
-def service() -> Iterator[Any]:
-    """Open the Service for the current folder; turn expected failures into clear CLI errors."""
+def service(*, fresh: bool = True) -> Iterator[Any]:
+    """Open the Service for the current folder; turn expected failures into clear CLI errors.
+
+    With `fresh`, an index that git has moved past since the last reindex (a clone without hooks,
+    a `git reset`) is brought level first (`ccmemory.app.freshness`)."""
     from ccmemory.app.service import Service
 
     try:
@@ -32,12 +35,26 @@ def service() -> Iterator[Any]:
         raise cli_error(exc) from None
     _warn_config(svc.vault.root)
     try:
+        if fresh:
+            _catch_up(svc)
         yield svc
     except IndexUnavailable as exc:
         raise cli_error(exc, "index unavailable: ") from None
     finally:
         with contextlib.suppress(Exception):
             svc.close()
+
+
+def _catch_up(svc: Any) -> None:
+    from ccmemory.app.freshness import moved
+
+    why = moved(svc)
+    if why is None:
+        return
+    report = svc.reindex()
+    changed = report.added + report.updated + report.removed + report.status_changed
+    if changed:
+        notice(f"index brought up to date first ({why} since the last reindex: {changed} change(s))")
 
 
 def _warn_config(root: Any) -> None:

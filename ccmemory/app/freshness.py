@@ -1,0 +1,39 @@
+"""A cheap check on read: has git moved since the last reindex?
+
+The git hooks `init` installs reindex after commit, merge, checkout and rebase. A fresh clone has
+no hooks, `init --no-git-hooks` installs none, and `git reset` runs none: then the index still
+holds the old status (a memory merged to main still shown as developmental, a reset-away memory
+still found). Before a CLI command reads the index, `moved(svc)` compares the HEAD and main-branch
+commits stored by the last reindex (`gitdelta.State`) with git's (two `git rev-parse` calls, a few
+ms); when they differ the command reindexes first (incremental: it asks git what changed).
+
+Not covered: working-tree changes that move no commit (`git stash pop`, an editor saving a memory
+file): `ccmemory watch` and the next hook or `reindex` see those.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ccmemory.app.service import Service
+
+
+def moved(svc: Service) -> str | None:
+    """Why the index is behind git ("HEAD moved", "main moved"), or None (or when unknown)."""
+    from ccmemory.app.gitdelta import State
+    from ccmemory.core import gitstate
+
+    try:
+        stored = svc.index.sync_state(svc.project)
+    except Exception:  # an index that cannot answer: the command reports it when it reads
+        return None
+    before = State.from_dict(stored) if stored else None
+    if before is None:  # an older index, a reindex cut short: nothing to compare with
+        return None
+    root = svc.vault.root
+    if gitstate.head_commit(root) != before.head:
+        return "HEAD moved"
+    if gitstate.main_commit(root, before.main_branch) != before.main:
+        return f"{before.main_branch} moved"
+    return None
