@@ -91,11 +91,13 @@ class Connection:
             return list(s.run(query, params))
 
     def _ensure_schema(self) -> None:
-        from ccmemory.index.neo4j.write import backfill_terms
-
         with self._session() as s:
             ensure_schema(s)
-            backfill_terms(s)
+            self._after_schema(s)
+
+    def _after_schema(self, session: neo4j.Session) -> None:
+        """What a subclass fills in once the schema is in place (the index backfills term rows);
+        here so the connection does not import the writers (one layer of imports less)."""
 
     @wrap_errors
     def close(self) -> None:

@@ -31,6 +31,9 @@ class Neo4jIndex(VectorStore, MemoryReads, ReferenceGraph):
             )
         return cls(config.neo4j_uri, config.neo4j_user, config.neo4j_password, scope=config.user_id or "")
 
+    def _after_schema(self, session: neo4j.Session) -> None:
+        write.backfill_terms(session)
+
     # --- optional capabilities this backend does not have (see Index) ------------------------
     moved_aside: str | None = None  # no local file
     parse_ahead = True  # apply waits on the server: sync parses the next batch meanwhile

@@ -10,8 +10,8 @@ from neo4j.exceptions import Neo4jError
 from ccmemory.index.base import Filters, IndexUnavailable, embed_text
 from ccmemory.index.cosine import exact_scores
 from ccmemory.index.neo4j.connection import Connection, wrap_errors
+from ccmemory.index.neo4j.filters import memory_of, where_clause
 from ccmemory.index.neo4j.queries import RETURN_MEMORY
-from ccmemory.index.neo4j.read import memory_of, where_clause
 from ccmemory.index.neo4j.schema import VECTOR_INDEX
 
 

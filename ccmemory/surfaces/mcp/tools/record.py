@@ -307,21 +307,3 @@ def register(tool: Tool, server: MCPServer, be: Backend) -> None:
                 relations=[r.model_dump() for r in relations or []],
                 confidence=confidence,
             )
-
-    @tool(
-        "Ingest a passage (meeting notes, a PR description, a design-doc excerpt): the capture pipeline "
-        "(the configured LLM provider, or rules only) turns it into typed memories, redacted, checked "
-        "against the memories in force for duplicates and supersession. dry_run lists them, writes none.",
-        read_only=False,
-    )
-    def ingest(
-        text: Annotated[str, Field(min_length=1, max_length=20_000, description="The passage.")],
-        dry_run: Annotated[bool, Field(description="Only list what would be written.")] = False,
-    ) -> dict[str, Any]:
-        from ccmemory.features.capture.ingest import ingest as run
-
-        with be.service() as svc:
-            out = run(svc.vault.root, text, dry_run=dry_run, author=svc.config.user_id).as_dict()
-            if out["written"]:
-                svc.reindex()
-            return out
