@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from ccmemory.features.capture.store import tokens
+from ccmemory.text.overlap import tokens
 
 SAME_SUBJECT = 0.3  # content-word overlap from which two memories are about the same thing
 DUPLICATE = 0.75  # overlap from which a same-stance memory says the same thing

@@ -17,30 +17,13 @@ from typing import Any
 from ccmemory.core.model import TYPES, Memory
 from ccmemory.core.vault import MemoryFileError, Vault
 from ccmemory.features.context import context_for
+from ccmemory.text.overlap import similarity, tokens
 
 log = logging.getLogger("ccmemory.features.capture")
 
-_WORD = re.compile(r"[a-z0-9][a-z0-9_.\-]*[a-z0-9]|[a-z0-9]")
-_STOP = frozenset(
-    "the a an and or of to in on for with is are be was were it this that we use using not no "
-    "do does don't should must can will from by as at into than then instead".split()
-)
 _ID_LINE = re.compile(rb"^id:\s*['\"]?([0-9A-Za-z]+)['\"]?\s*$", re.MULTILINE)
 SCAN_LIMIT = 3000
 NEAR = 0.3  # lexical overlap from which a scanned file counts as near (same subject)
-
-
-def tokens(text: str) -> set[str]:
-    # single letters carry no meaning, single digits do ("Python 2" vs "Python 3")
-    return {w for w in _WORD.findall(text.lower()) if w not in _STOP and (len(w) > 1 or w.isdigit())}
-
-
-def similarity(a: str, b: str) -> float:
-    """Jaccard similarity of content words: cheap, deterministic, explainable."""
-    ta, tb = tokens(a), tokens(b)
-    if not ta or not tb:
-        return 0.0
-    return len(ta & tb) / len(ta | tb)
 
 
 @dataclass
