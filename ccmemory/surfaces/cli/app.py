@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "diff": "ccmemory.surfaces.cli.cmd_diff:diff_cmd",
     "site": "ccmemory.surfaces.cli.cmd_site:site",
     "import": "ccmemory.surfaces.cli.cmd_import:command",
+    "sessions": "ccmemory.surfaces.cli.cmd_sessions:sessions_cmd",
     "worker": "ccmemory.surfaces.cli.cmd_worker:command",
     "mcp": "ccmemory.surfaces.cli.cmd_mcp:mcp_cmd",
     "start": "ccmemory.surfaces.cli.cmd_neo4j:start_cmd",
