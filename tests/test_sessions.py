@@ -254,3 +254,32 @@ def test_a_huge_session_is_capped_and_flagged() -> None:
         "prompt number 199"
     )
     assert rec["summary"].startswith("Asked: prompt number 0")
+
+
+def test_the_mcp_sessions_tool_lists_searches_and_gets(tmp_path: Path, run_cli: RunCli) -> None:
+    from tests._mcp_client import SyncClient
+    from tests._mcp_client import make_repo as mcp_repo
+
+    repo = mcp_repo(tmp_path / "repo")
+    write_transcript(tmp_path / "t" / "a.jsonl", "mcp-a", [{"prompt": "speed up the image thumbnail cache"}])
+    write_transcript(
+        tmp_path / "t" / "b.jsonl",
+        "mcp-b",
+        [{"prompt": "translate the error messages to German " + secret_text()}],
+    )
+    _import(run_cli, repo, tmp_path / "t")
+    with SyncClient.stdio(repo, env={"CCMEMORY_MCP_TOOLS": "full"}) as client:
+        tool = next(t for t in client.list_tools() if t.name == "sessions")
+        size = len(json.dumps(tool.model_dump(mode="json", exclude_none=True)))
+        assert size < 1200, size  # over ~400 characters: kept out of the lean set (docs/mcp.md)
+        listed = client.call("sessions", {})
+        assert {s["id"] for s in listed["sessions"]} == {"mcp-a", "mcp-b"}
+        found = client.call("sessions", {"action": "search", "query": "German error messages"})
+        assert found["sessions"][0]["id"] == "mcp-b"
+        one = client.call("sessions", {"action": "get", "id": "mcp-b"})
+        assert one["session"]["prompts"][0].startswith("translate the error messages")
+        assert_no_secrets(json.dumps([listed, found, one]), "the MCP sessions tool")
+        assert client.error("sessions", {"action": "get", "id": "nope"})["code"] == "not_found"
+        assert client.error("sessions", {"action": "search"})["code"] == "invalid_argument"
+    with SyncClient.stdio(repo, env={"CCMEMORY_MCP_TOOLS": ""}) as lean:
+        assert "sessions" not in {t.name for t in lean.list_tools()}
