@@ -124,7 +124,7 @@ def test_search_finds_the_right_session_among_several(tmp_path: Path, run_cli: R
     assert "migration" in text
     assert "refresh token" in run_cli(repo, "sessions", "show", "s-a").stdout  # a unique id prefix
     ambiguous = run_cli(repo, "sessions", "show", "s-d", check=False)
-    assert ambiguous.returncode == 1 and "no session record" in ambiguous.stderr
+    assert ambiguous.returncode == 1 and "names several" in ambiguous.stderr
 
 
 def test_session_start_shows_the_last_sessions_of_this_branch_within_150_tokens(

@@ -76,7 +76,9 @@ def show_cmd(session_id: str, as_json: bool) -> None:
 
     rec = get(_root(), session_id)
     if rec is None:
-        raise click.ClickException(f"no session record {session_id!r} (ccmemory sessions list shows the ids)")
+        raise click.ClickException(
+            f"no session record matches {session_id!r}, or the prefix names several (ccmemory sessions list)"
+        )
     if as_json:
         click.echo(json.dumps(rec, indent=2, ensure_ascii=False))
         return
