@@ -32,7 +32,7 @@ def text(
 ) -> str:
     if count <= 0 or tokens <= 0:
         return ""
-    recs = [r for r in store.all_records(root, branch=branch) if r["id"] != exclude][:count]
+    recs = [r for r in store.recent(root, branch=branch, count=count + 1) if r["id"] != exclude][:count]
     budget = tokens * 4
     out = HEADER
     shown = 0

@@ -84,6 +84,25 @@ def all_records(root: Path, *, since: str | None = None, branch: str | None = No
     return out
 
 
+def recent(root: Path, *, branch: str | None, count: int, scan: int = 200) -> list[dict[str, Any]]:
+    """The newest `count` records of `branch`, reading at most the `scan` most recently written
+    files (SessionStart must stay fast however long the history grows)."""
+
+    def mtime(p: Path) -> float:
+        try:
+            return p.stat().st_mtime
+        except OSError:
+            return 0.0
+
+    found = []
+    for path in sorted(_files(root), key=mtime, reverse=True)[:scan]:
+        rec = _load(path)
+        if rec is not None and (branch is None or rec.get("branch") == branch):
+            found.append(rec)
+    found.sort(key=lambda r: (str(r.get("end") or r.get("start") or ""), r["id"]), reverse=True)
+    return found[:count]
+
+
 @dataclass
 class PruneReport:
     deleted: list[str] = field(default_factory=list)
