@@ -57,7 +57,7 @@ def transcripts(split_dir: Path) -> list[Path]:
     return sorted(p for p in split_dir.rglob("*.jsonl") if not p.name.startswith("queries"))
 
 
-def run(split_dir: Path) -> dict[str, Any]:
+def run(split_dir: Path, *, semantic: bool = True) -> dict[str, Any]:
     from ccmemory.features.capture.sessionrec import from_transcript
     from ccmemory.features.sessions.service import search_sessions
     from ccmemory.surfaces.cli.cmd_core import init_vault
@@ -79,10 +79,12 @@ def run(split_dir: Path) -> dict[str, Any]:
         build_s = time.perf_counter() - t0
         hits1 = hits3 = 0
         misses = []
+        notice = None
         t0 = time.perf_counter()
         for q in queries:
             want = alias.get(q["target"], q["target"])
-            ids = [r["id"] for r in search_sessions(root, q["query"], limit=3)]
+            rows, notice = search_sessions(root, q["query"], limit=3, semantic=semantic)
+            ids = [r["id"] for r in rows]
             hits1 += bool(ids[:1] == [want])
             hits3 += want in ids
             if want not in ids[:1]:
@@ -97,6 +99,8 @@ def run(split_dir: Path) -> dict[str, Any]:
         "hit@3": round(hits3 / n, 3),
         "build_seconds": round(build_s, 2),
         "search_ms_per_query": round(search_ms, 1),
+        "mode": "hybrid" if semantic and not notice else "text (BM25) only",
+        "notice": notice,
         "misses": misses,
     }
 
@@ -106,17 +110,18 @@ def main() -> int:
     ap.add_argument("--data", type=Path, default=ROOT / "bench" / "sessions")
     ap.add_argument("--split", default="dev")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--text-only", action="store_true", help="BM25 only (no embedder)")
     args = ap.parse_args()
     split_dir = args.data / args.split
     if not split_dir.is_dir():
         print(f"{split_dir}: no such split (see bench/sessions/README.md)", file=sys.stderr)
         return 1
-    res = run(split_dir)
+    res = run(split_dir, semantic=not args.text_only)
     if args.json:
         print(json.dumps(res, indent=2, ensure_ascii=False))
         return 0
     print(
-        f"split {res['split']}: {res['sessions']} sessions, {res['queries']} queries: "
+        f"split {res['split']} ({res['mode']}): {res['sessions']} sessions, {res['queries']} queries: "
         f"hit@1 {res['hit@1']:.3f}, hit@3 {res['hit@3']:.3f} "
         f"(records built in {res['build_seconds']} s, {res['search_ms_per_query']} ms a query)"
     )

@@ -118,6 +118,13 @@ def test_search_finds_the_right_session_among_several(tmp_path: Path, run_cli: R
     for query, want in queries.items():
         rows = json.loads(run_cli(repo, "sessions", "search", "--json", query).stdout)
         assert rows and rows[0]["id"] == want, (query, rows)
+    # hybrid by default: the embedder ran (no notice) and its cache holds hashes and vectors, no text
+    proc = run_cli(repo, "sessions", "search", "the footer and the sidebar")
+    assert "semantic search off" not in proc.stderr and proc.stdout.startswith("s-css")
+    cache = (repo / SESSIONS / ".vectors.json").read_text()
+    assert "sidebar" not in cache and len(json.loads(cache)["v"]) >= len(topics)
+    text_only = json.loads(run_cli(repo, "sessions", "search", "--json", "--text-only", "pipx").stdout)
+    assert [r["id"] for r in text_only] == ["s-docs"]
     since = json.loads(run_cli(repo, "sessions", "list", "--json", "--since", "2026-01-13").stdout)
     assert {r["id"] for r in since} == {"s-ci", "s-docs"}
     text = run_cli(repo, "sessions", "show", "s-db").stdout

@@ -1,12 +1,18 @@
-"""Rank session records for a query: BM25F (ccmemory.text.bm25) over each record's summary
-(title field), prompts (body field) and files/commands (third field). The query is analysed into
+"""Rank session records for a query, hybrid: BM25F (ccmemory.text.bm25) over each record's summary
+(title field), prompts (body field) and files/commands (third field), fused by reciprocal rank
+(ccmemory.text.fusion.rrf) with the semantic ranking (ccmemory.features.sessions.semantic) when an
+embedder is available; text only otherwise, and the caller is told. The query is analysed into
 terms (ccmemory.text.analyzer) and never becomes query syntax of any engine."""
 
 from __future__ import annotations
 
+import logging
+from pathlib import Path
 from typing import Any
 
 from ccmemory.text import analyzer, bm25
+
+log = logging.getLogger("ccmemory.features.sessions")
 
 
 def _fields(rec: dict[str, Any]) -> tuple[str, str, str]:
@@ -17,7 +23,30 @@ def _fields(rec: dict[str, Any]) -> tuple[str, str, str]:
     return analyzer.analyse(str(rec.get("summary") or "")), analyzer.analyse(prompts), analyzer.analyse(extra)
 
 
+def hybrid(
+    query: str, records: list[dict[str, Any]], root: Path, limit: int = 10, *, semantic: bool = True
+) -> tuple[list[tuple[dict[str, Any], float]], str | None]:
+    """(records with fused scores, best first; a notice when semantic search was off)."""
+    text = rank(query, records, limit=max(limit, 50))
+    if not semantic or not records or not query.strip():
+        return text[:limit], None if semantic else "semantic search off: text (BM25) only"
+    try:
+        from ccmemory.features.sessions import semantic as sem
+        from ccmemory.retrieval.embed import get_embedder
+
+        sem_ids = sem.rank(query, records, get_embedder(), root)[: max(limit, 50)]
+    except Exception as exc:  # EmbedderUnavailable, a missing numpy, a broken model file
+        log.info("session search: semantic half skipped: %s", exc)
+        return text[:limit], f"semantic search off ({exc}): text (BM25) only"
+    from ccmemory.text.fusion import rrf
+
+    by_id = {r["id"]: r for r in records}
+    fused = rrf([[r["id"] for r, _ in text], sem_ids])
+    return [(by_id[i], round(s, 6)) for i, s in fused[:limit]], None
+
+
 def rank(query: str, records: list[dict[str, Any]], limit: int = 10) -> list[tuple[dict[str, Any], float]]:
+    """BM25F only (the text half)."""
     terms = analyzer.query_terms(query)
     if not terms or not records:
         return []

@@ -33,10 +33,12 @@ def list_sessions(
 
 
 def search_sessions(
-    root: Path, query: str, *, since: str | None = None, limit: int = 10
-) -> list[dict[str, Any]]:
+    root: Path, query: str, *, since: str | None = None, limit: int = 10, semantic: bool = True
+) -> tuple[list[dict[str, Any]], str | None]:
+    """(briefs, best first; a notice when the semantic half was off)."""
     recs = store.all_records(root, since=since)
-    return [brief(r, round(s, 4)) for r, s in search.rank(query, recs, limit=max(0, limit))]
+    rows, notice = search.hybrid(query, recs, root, limit=max(0, limit), semantic=semantic)
+    return [brief(r, s) for r, s in rows], notice
 
 
 def get(root: Path, session: str) -> dict[str, Any] | None:

@@ -29,7 +29,7 @@ def _echo_briefs(rows: list[dict[str, Any]], as_json: bool, empty: str) -> None:
         return
     for r in rows:
         when = str(r.get("end") or r.get("start") or "?")[:16].replace("T", " ")
-        score = f"  ({r['score']:.3f})" if "score" in r else ""
+        score = f"  ({r['score']:.4f})" if "score" in r else ""
         click.echo(f"{r['id']}  {when}  {r.get('branch') or '-'}{score}")
         click.echo(f"    {r['summary']}")
 
@@ -58,12 +58,16 @@ def list_cmd(since: str | None, limit: int, branch: str | None, as_json: bool) -
 @click.argument("query")
 @click.option("--since", help="Only sessions that ended on or after this date (YYYY-MM-DD).")
 @click.option("--limit", type=click.IntRange(0), default=10, show_default=True)
+@click.option("--text-only", is_flag=True, help="BM25 only, no embedding (no model is loaded).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def search_cmd(query: str, since: str | None, limit: int, as_json: bool) -> None:
-    """Sessions whose prompts and summary match QUERY, best first (BM25 over the records)."""
+def search_cmd(query: str, since: str | None, limit: int, text_only: bool, as_json: bool) -> None:
+    """Sessions whose prompts and summary match QUERY, best first: BM25 over the records fused
+    with embedding similarity (the project's embedder; text only when it is unavailable)."""
     from ccmemory.features.sessions.service import search_sessions
 
-    rows = search_sessions(_root(), query, since=since, limit=limit)
+    rows, notice = search_sessions(_root(), query, since=since, limit=limit, semantic=not text_only)
+    if notice and not text_only:
+        click.echo(f"note: {notice}", err=True)
     _echo_briefs(rows, as_json, "No session matches.")
 
 

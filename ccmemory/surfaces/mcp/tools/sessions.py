@@ -30,9 +30,12 @@ def sessions(
     if action == "search":
         if not query or not query.strip():
             raise ToolFailure("invalid_argument", "action 'search' needs a query")
-        rows = service.search_sessions(root, query, since=since, limit=limit)
-    else:
-        rows = service.list_sessions(root, since=since, limit=limit)
+        rows, notice = service.search_sessions(root, query, since=since, limit=limit)
+        out: dict[str, Any] = {"sessions": rows, "hint": "details: action 'get' with an id"}
+        if notice:
+            out["notice"] = notice
+        return out
+    rows = service.list_sessions(root, since=since, limit=limit)
     return {"sessions": rows, "hint": "details: action 'get' with an id"}
 
 
