@@ -241,10 +241,21 @@ def test_the_worker_writes_the_record_at_stop(tmp_path: Path) -> None:
     wait_for_worker(repo)
     rec = json.loads((repo / SESSIONS / "live-1.json").read_text())
     assert rec["prompts"] == ["rename the retry helper"]
+    first = list(rec["memories"])
     assert rec["files_changed"] == ["src/retry.py"]
     assert rec["commands"] == [{"cmd": "pytest -q tests/test_retry.py", "exit": 1}]
     assert rec["branch"] == "main"
     assert "Open: last command failed (exit 1)" in rec["summary"]
+    # the next turn captures a correction: the record lists the memory's id
+    fix = "No, use pnpm instead of npm"
+    run_hook("UserPromptSubmit", {**base, "hook_event_name": "UserPromptSubmit", "prompt": fix}, repo, env)
+    run_hook("Stop", {**base, "hook_event_name": "Stop"}, repo, env)
+    wait_for_worker(repo)
+    rec = json.loads((repo / SESSIONS / "live-1.json").read_text())
+    assert rec["prompts"] == ["rename the retry helper", fix]
+    ids = [p.read_text() for p in (repo / ".ccmemory").rglob("*.md") if "local" not in p.parts]
+    assert len(rec["memories"]) > len(first) and set(first) <= set(rec["memories"])
+    assert all(any(m in t for t in ids) for m in rec["memories"])
 
 
 def test_a_huge_session_is_capped_and_flagged() -> None:
