@@ -325,7 +325,7 @@ def _recent_sessions(root: str, payload: dict[str, Any], settings: Any) -> str:
     try:
         from pathlib import Path
 
-        from ccmemory.features.capture.worker import git_branch
+        from ccmemory.features.capture.paths import git_branch
         from ccmemory.features.sessions import digest
 
         return digest.text(

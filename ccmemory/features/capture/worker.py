@@ -27,7 +27,7 @@ from ccmemory.core import settings as env_settings
 from ccmemory.core import spool
 from ccmemory.features.capture import jobs
 from ccmemory.features.capture.events import merge_events
-from ccmemory.features.capture.paths import LocalPaths, find_root
+from ccmemory.features.capture.paths import LocalPaths, find_root, git_branch
 
 log = logging.getLogger("ccmemory.features.capture")
 
@@ -247,23 +247,6 @@ def _due(path: Path) -> bool:
 
 def _waiting(paths: LocalPaths) -> bool:
     return bool(jobs.pending(paths))
-
-
-def git_branch(root: Path) -> str | None:
-    """The checked-out branch, read from HEAD without running git. In a `git worktree` (or a
-    submodule) `.git` is a file `gitdir: <path>` naming the real git folder: follow it."""
-    dot_git = root / ".git"
-    try:
-        if dot_git.is_file():
-            line = dot_git.read_text(encoding="utf-8").strip()
-            if not line.startswith("gitdir:"):
-                return None
-            gitdir = Path(line[len("gitdir:") :].strip())
-            dot_git = gitdir if gitdir.is_absolute() else root / gitdir
-        text = (dot_git / "HEAD").read_text(encoding="utf-8").strip()
-    except OSError:
-        return None
-    return text[len("ref: refs/heads/") :] if text.startswith("ref: refs/heads/") else None
 
 
 def author(root: Path) -> str | None:

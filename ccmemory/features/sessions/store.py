@@ -1,15 +1,13 @@
 """Session records on disk: `.ccmemory/local/sessions/<id>.json` (local, git-ignored, private).
 
-Written atomically (ccmemory.core.atomic); a record that cannot be read is skipped with a note,
-never deleted except by `prune`, and `prune` deletes nothing outside the sessions folder.
+Written atomically (ccmemory.core.atomic); a record that cannot be read is skipped with a note and
+never deleted except by `ccmemory sessions prune` (ccmemory.features.sessions.prune).
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -44,14 +42,14 @@ def read(root: Path, session: str) -> dict[str, Any] | None:
     """The record of `session` (exact id, or a unique id prefix), None when there is none."""
     path = record_path(root, session)
     if not path.is_file():
-        matches = [p for p in _files(root) if p.stem.startswith(safe_name(session))]
+        matches = [p for p in files(root) if p.stem.startswith(safe_name(session))]
         if len(matches) != 1:
             return None
         path = matches[0]
     return _load(path)
 
 
-def _files(root: Path) -> list[Path]:
+def files(root: Path) -> list[Path]:
     folder = sessions_dir(root)
     if folder.is_symlink() or not folder.is_dir():
         return []
@@ -70,7 +68,7 @@ def _load(path: Path) -> dict[str, Any] | None:
 def all_records(root: Path, *, since: str | None = None, branch: str | None = None) -> list[dict[str, Any]]:
     """Every readable record, newest first (by end, then start time)."""
     out = []
-    for path in _files(root):
+    for path in files(root):
         rec = _load(path)
         if rec is None:
             continue
@@ -95,47 +93,9 @@ def recent(root: Path, *, branch: str | None, count: int, scan: int = 200) -> li
             return 0.0
 
     found = []
-    for path in sorted(_files(root), key=mtime, reverse=True)[:scan]:
+    for path in sorted(files(root), key=mtime, reverse=True)[:scan]:
         rec = _load(path)
         if rec is not None and (branch is None or rec.get("branch") == branch):
             found.append(rec)
     found.sort(key=lambda r: (str(r.get("end") or r.get("start") or ""), r["id"]), reverse=True)
     return found[:count]
-
-
-@dataclass
-class PruneReport:
-    deleted: list[str] = field(default_factory=list)
-    kept: int = 0
-    bytes_kept: int = 0
-
-
-def prune(
-    root: Path, *, max_age_days: float | None, max_mb: float | None, dry_run: bool = False
-) -> PruneReport:
-    """Delete records older than `max_age_days` (by file time), then the oldest until the folder
-    holds at most `max_mb`. Only `<sessions>/*.json` files are ever touched."""
-    report = PruneReport()
-    now = time.time()
-    files = sorted(_files(root), key=lambda p: p.stat().st_mtime, reverse=True)
-    survivors: list[tuple[Path, int]] = []
-    for p in files:
-        st = p.stat()
-        if max_age_days is not None and now - st.st_mtime > max_age_days * 86400:
-            report.deleted.append(p.stem)
-            if not dry_run:
-                p.unlink(missing_ok=True)
-        else:
-            survivors.append((p, st.st_size))
-    limit = None if max_mb is None else int(max_mb * 1024 * 1024)
-    total = 0
-    for p, size in survivors:
-        if limit is not None and total + size > limit:
-            report.deleted.append(p.stem)
-            if not dry_run:
-                p.unlink(missing_ok=True)
-            continue
-        total += size
-        report.kept += 1
-    report.bytes_kept = total
-    return report

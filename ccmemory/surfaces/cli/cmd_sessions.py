@@ -120,7 +120,7 @@ def show_cmd(session_id: str, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def prune_cmd(max_age: float | None, max_mb: float | None, dry_run: bool, as_json: bool) -> None:
     """Delete old session records. Only files under .ccmemory/local/sessions/ are touched."""
-    from ccmemory.features.sessions.store import prune
+    from ccmemory.features.sessions.prune import prune
 
     if max_age is None and max_mb is None:
         raise click.UsageError("give --max-age DAYS and/or --max-mb N")
