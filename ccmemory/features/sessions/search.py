@@ -1,6 +1,6 @@
 """Rank session records for a query, hybrid: BM25F (ccmemory.text.bm25) over each record's summary
-(title field), prompts (body field) and files/commands (third field), fused by reciprocal rank
-(ccmemory.text.fusion.rrf) with the semantic ranking (ccmemory.features.sessions.semantic) when an
+(title field), prompts (body field) and files changed, commands and errors (third field), fused
+by reciprocal rank (ccmemory.text.fusion.rrf) with the semantic ranking (ccmemory.features.sessions.semantic) when an
 embedder is available; text only otherwise, and the caller is told. The query is analysed into
 terms (ccmemory.text.analyzer) and never becomes query syntax of any engine."""
 
@@ -13,12 +13,17 @@ from typing import Any
 from ccmemory.text import analyzer, bm25
 
 log = logging.getLogger("ccmemory.features.sessions")
+_EMBEDDER: Any = None
 
 
 def _fields(rec: dict[str, Any]) -> tuple[str, str, str]:
     prompts = "\n".join(str(p) for p in rec.get("prompts") or [])
     extra = " ".join(
-        [*(rec.get("files_changed") or []), *(str(c.get("cmd", "")) for c in rec.get("commands") or [])]
+        [
+            *(rec.get("files_changed") or []),
+            *(str(c.get("cmd", "")) for c in rec.get("commands") or []),
+            *(str(e) for e in rec.get("errors") or []),
+        ]
     )
     return analyzer.analyse(str(rec.get("summary") or "")), analyzer.analyse(prompts), analyzer.analyse(extra)
 
@@ -34,7 +39,10 @@ def hybrid(
         from ccmemory.features.sessions import semantic as sem
         from ccmemory.retrieval.embed import get_embedder
 
-        sem_ids = sem.rank(query, records, get_embedder(), root)[: max(limit, 50)]
+        global _EMBEDDER
+        if _EMBEDDER is None:  # one model load per process (the MCP server asks many times)
+            _EMBEDDER = get_embedder()
+        sem_ids = sem.rank(query, records, _EMBEDDER, root)[: max(limit, 50)]
     except Exception as exc:  # EmbedderUnavailable, a missing numpy, a broken model file
         log.info("session search: semantic half skipped: %s", exc)
         return text[:limit], f"semantic search off ({exc}): text (BM25) only"
