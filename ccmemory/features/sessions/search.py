@@ -1,8 +1,9 @@
 """Rank session records for a query, hybrid: BM25F (ccmemory.text.bm25) over each record's summary
 (title field), prompts (body field) and files changed, commands and errors (third field), fused
-by reciprocal rank (ccmemory.text.fusion.rrf) with the semantic ranking (ccmemory.features.sessions.semantic) when an
-embedder is available; text only otherwise, and the caller is told. The query is analysed into
-terms (ccmemory.text.analyzer) and never becomes query syntax of any engine."""
+by reciprocal rank (ccmemory.text.fusion.rrf) with the semantic ranking
+(ccmemory.features.sessions.semantic) when an embedder is available; text only otherwise, and the
+caller is told. The query is analysed into terms (ccmemory.text.analyzer) and never becomes query
+syntax of any engine."""
 
 from __future__ import annotations
 
