@@ -57,6 +57,14 @@ def transcripts(split_dir: Path) -> list[Path]:
     return sorted(p for p in split_dir.rglob("*.jsonl") if not p.name.startswith("queries"))
 
 
+def _secret_shapes(root: Path) -> int:
+    """Records in which the redactor still finds something (0 when redaction held)."""
+    from ccmemory.core.redact import find_secrets
+    from ccmemory.features.sessions.store import sessions_dir
+
+    return sum(1 for p in sessions_dir(root).glob("*.json") if find_secrets(p.read_text(encoding="utf-8")))
+
+
 def run(split_dir: Path, *, semantic: bool = True) -> dict[str, Any]:
     from ccmemory.features.capture.sessionrec import from_transcript
     from ccmemory.features.sessions.service import search_sessions
@@ -77,6 +85,7 @@ def run(split_dir: Path, *, semantic: bool = True) -> dict[str, Any]:
                 for key in (f.name, f.stem, rec["id"]):
                     alias[key] = rec["id"]
         build_s = time.perf_counter() - t0
+        leaks = _secret_shapes(root)
         hits1 = hits3 = 0
         misses = []
         notice = None
@@ -99,6 +108,7 @@ def run(split_dir: Path, *, semantic: bool = True) -> dict[str, Any]:
         "hit@3": round(hits3 / n, 3),
         "build_seconds": round(build_s, 2),
         "search_ms_per_query": round(search_ms, 1),
+        "records_with_secret_shapes": leaks,
         "mode": "hybrid" if semantic and not notice else "text (BM25) only",
         "notice": notice,
         "misses": misses,
@@ -123,7 +133,8 @@ def main() -> int:
     print(
         f"split {res['split']} ({res['mode']}): {res['sessions']} sessions, {res['queries']} queries: "
         f"hit@1 {res['hit@1']:.3f}, hit@3 {res['hit@3']:.3f} "
-        f"(records built in {res['build_seconds']} s, {res['search_ms_per_query']} ms a query)"
+        f"(records built in {res['build_seconds']} s, {res['search_ms_per_query']} ms a query; "
+        f"records with a secret shape left: {res['records_with_secret_shapes']})"
     )
     for m in res["misses"]:
         print(f"  miss@1: {m['query']!r} want {m['want']} got {m['got']}")
