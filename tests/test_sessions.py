@@ -301,3 +301,15 @@ def test_the_mcp_sessions_tool_lists_searches_and_gets(tmp_path: Path, run_cli: 
         assert client.error("sessions", {"action": "search"})["code"] == "invalid_argument"
     with SyncClient.stdio(repo, env={"CCMEMORY_MCP_TOOLS": ""}) as lean:
         assert "sessions" not in {t.name for t in lean.list_tools()}
+
+
+def test_the_blind_dev_set_yields_clean_records(tmp_path: Path, run_cli: RunCli) -> None:
+    """bench/sessions/dev (written blind): a record per transcript, its secrets redacted."""
+    dev = Path(__file__).resolve().parent.parent / "bench" / "sessions" / "dev" / "transcripts"
+    repo = make_repo(tmp_path)
+    out = _import(run_cli, repo, dev)
+    files = sorted(dev.glob("*.jsonl"))
+    assert len(out["session_records"]) == len(files) >= 30  # type: ignore[arg-type]
+    text = "".join(p.read_text() for p in (repo / SESSIONS).glob("*.json"))
+    assert "AKIAIOSFODNN7EXAMPLE" not in text and "ghp_R2d2C3poB8bY5wingXw1ngLuk3Sky3Walk3r" not in text
+    assert all(str(r["summary"]).startswith("Asked: ") for r in _records(repo).values())
