@@ -128,6 +128,12 @@ SCHEMA: Section = {
     "mcp": {"tools": Choice("lean", "full")},
     "reference": {"allow_private_hosts": Flag()},
     "stale_lines": Whole(1),
+    "sessions": {
+        "enabled": Flag(),
+        "max_kb": Whole(1, 10_000),
+        "at_start": Whole(0, 10),
+        "at_start_tokens": Whole(0, 1000),
+    },
 }
 
 

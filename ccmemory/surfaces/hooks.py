@@ -284,17 +284,20 @@ def session_start(root: str, payload: dict[str, Any]) -> None:
     from ccmemory.core.vault import Vault
     from ccmemory.features.capture.store import Store
 
+    recent = _recent_sessions(root, payload, settings)
+    budget = max(0, settings.context_budget_tokens - len(recent) // 4)
     store = Store(Vault(paths.root))
     try:
-        text, ids = store.context(settings.context_budget_tokens)
+        text, ids = store.context(budget) if budget > 0 else ("", [])
     finally:
         store.close()
     text = redact(text or "").strip()
-    if not text:
-        return
-    max_chars = settings.context_budget_tokens * 4
+    max_chars = budget * 4
     if len(text) > max_chars:
         text = text[: text.rfind("\n", 0, max_chars)] if "\n" in text[:max_chars] else ""
+    text = "\n\n".join(t for t in (text, redact(recent).strip()) if t)
+    if not text:
+        return
     import json
 
     out = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
@@ -313,6 +316,28 @@ def session_start(root: str, payload: dict[str, Any]) -> None:
         },
         fsync=False,
     )
+
+
+def _recent_sessions(root: str, payload: dict[str, Any], settings: Any) -> str:
+    """The last sessions of this branch (ccmemory.features.sessions.digest); "" on any problem."""
+    if not settings.sessions_enabled or settings.sessions_at_start <= 0:
+        return ""
+    try:
+        from pathlib import Path
+
+        from ccmemory.features.capture.paths import git_branch
+        from ccmemory.features.sessions import digest
+
+        return digest.text(
+            Path(root),
+            git_branch(Path(root)),
+            count=settings.sessions_at_start,
+            tokens=min(settings.sessions_at_start_tokens, settings.context_budget_tokens),
+            exclude=_session(payload),
+        )
+    except Exception as exc:
+        _log(root, "SessionStart", f"recent sessions skipped: {type(exc).__name__}: {exc}")
+        return ""
 
 
 _HANDLERS = {

@@ -36,3 +36,18 @@ def tool_event(tool_id: str | None, name: str, tool_input: Any, response: Any = 
     if name.startswith("mcp__"):
         ev["mcp"] = True
     return ev
+
+
+def merge_events(spooled: list[dict[str, Any]], transcript: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Spool first (what the hooks saw, definitive for prompts), then what only the transcript
+    knows: tool calls the spool lacks (failed calls do not fire PostToolUse), errors and exit codes
+    of known calls, assistant text, compaction summaries, slash-command wrappers. Transcript
+    prompts are used only when the spool has none (hooks were not installed)."""
+    out = list(spooled)
+    spool_prompts = any(e.get("k") == "prompt" for e in spooled)
+    for ev in transcript:
+        kind = ev.get("k")
+        if kind == "prompt" and spool_prompts:
+            continue
+        out.append(ev)  # segment.build merges tool calls by id and dedupes the rest
+    return out

@@ -71,3 +71,22 @@ class LocalPaths:
 
     def cursor(self, session: str) -> Path:
         return self.state / f"{safe_name(session)}.json"
+
+
+def git_branch(root: Path) -> str | None:
+    """The checked-out branch, read from HEAD without running git. In a `git worktree` (or a
+    submodule) `.git` is a file `gitdir: <path>` naming the real git folder: follow it."""
+    from pathlib import Path
+
+    dot_git = Path(root) / ".git"
+    try:
+        if dot_git.is_file():
+            line = dot_git.read_text(encoding="utf-8").strip()
+            if not line.startswith("gitdir:"):
+                return None
+            gitdir = Path(line[len("gitdir:") :].strip())
+            dot_git = gitdir if gitdir.is_absolute() else root / gitdir
+        text = (dot_git / "HEAD").read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    return text[len("ref: refs/heads/") :] if text.startswith("ref: refs/heads/") else None

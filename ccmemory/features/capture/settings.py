@@ -18,6 +18,11 @@ capture:
 context:                      # shared with config.py: ccmemory.core.settings.context_settings
   enabled: true               # (capture.context overrides it)
   budget_tokens: 600
+sessions:                     # session history (ccmemory.features.sessions, docs/sessions.md)
+  enabled: true
+  max_kb: 50                  # cap per session record (a `truncated` flag marks a cut record)
+  at_start: 3                 # last sessions of this branch shown at SessionStart
+  at_start_tokens: 150
 ```
 The environment overrides (CCMEMORY_CAPTURE, CCMEMORY_PROVIDER, CCMEMORY_MODEL, ...) are read
 through `ccmemory.core.settings`, which documents each one (docs/configuration.md). The file is read
@@ -54,6 +59,10 @@ class CaptureSettings:
     worker_max_attempts: int = 3
     worker_settle_seconds: float = 1.0
     claude_bin: str = "claude"
+    sessions_enabled: bool = True
+    sessions_max_kb: int = 50
+    sessions_at_start: int = 3
+    sessions_at_start_tokens: int = 150
 
 
 def _bool(value: Any, default: bool) -> bool:
@@ -107,6 +116,7 @@ def load(root: Path | None, env: dict[str, str] | None = None) -> CaptureSetting
     s.worker_idle_seconds = _num(wrk.get("idle_seconds"), 20.0)
     s.worker_max_attempts = int(_num(wrk.get("max_attempts"), 3))
     s.worker_settle_seconds = _num(wrk.get("settle_seconds"), 1.0)
+    _sessions(s, data.get("sessions"))
     # environment wins (each variable: ccmemory.core.settings)
     e = env_settings
     enabled = e.CAPTURE.get(env)
@@ -122,6 +132,14 @@ def load(root: Path | None, env: dict[str, str] | None = None) -> CaptureSetting
     s.worker_settle_seconds = _first(e.WORKER_SETTLE.get(env), s.worker_settle_seconds)
     s.claude_bin = e.CLAUDE_BIN.get(env) or s.claude_bin
     return s
+
+
+def _sessions(s: CaptureSettings, raw: Any) -> None:
+    sec: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    s.sessions_enabled = _bool(sec.get("enabled", True), True)
+    s.sessions_max_kb = max(1, int(_num(sec.get("max_kb"), 50)))
+    s.sessions_at_start = max(0, int(_num(sec.get("at_start"), 3)))
+    s.sessions_at_start_tokens = max(0, int(_num(sec.get("at_start_tokens"), 150)))
 
 
 def _first(value: _T | None, default: _T) -> _T:

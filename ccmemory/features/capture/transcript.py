@@ -247,6 +247,8 @@ class _Flatten:
         rtype = rec.get("type")
         if rtype not in ("user", "assistant", "system"):
             return  # summary, queue-operation, file-history-snapshot, unknown: ignored
+        if not isinstance(rec.get("message") or {}, dict):
+            return  # a hostile or broken record: `message` must be an object
         conv = self.conv
         side = bool(rec.get("isSidechain"))
         target = conv.sidechain_events if side else conv.events

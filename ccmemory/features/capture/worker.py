@@ -26,7 +26,8 @@ from typing import Any
 from ccmemory.core import settings as env_settings
 from ccmemory.core import spool
 from ccmemory.features.capture import jobs
-from ccmemory.features.capture.paths import LocalPaths, find_root
+from ccmemory.features.capture.events import merge_events
+from ccmemory.features.capture.paths import LocalPaths, find_root, git_branch
 
 log = logging.getLogger("ccmemory.features.capture")
 
@@ -101,6 +102,7 @@ class Worker:
             ranges = job["ranges"]
             self.save_cursor(job["session"], ranges["spool_to"], ranges["transcript_to"])
             jobs.finish(self.paths, path, job)
+            self.session_record(job)
             log.info("job %s done: %d memories planned, notes=%s", path.name, len(plan.memories), plan.notes)
         except Exception as exc:
             from ccmemory.core.redact import redact
@@ -118,6 +120,33 @@ class Worker:
             else:
                 job["retry_at"] = time.time() + min(60.0, 2.0 ** job["attempts"])
                 jobs.write_json(path, job, overwrite=True)
+
+    def session_record(self, job: dict[str, Any]) -> None:
+        """Rewrite the session's record (ccmemory.features.sessions) from its whole spool and
+        transcript. Never fails the job: a problem is logged."""
+        if not self.settings.sessions_enabled:
+            return
+        try:
+            from ccmemory.features.capture.sessionrec import from_transcript
+
+            session = str(job["session"])
+            spooled, _ = spool.read_range(self.paths.spool(session), 0)
+            tpath = job.get("transcript_path")
+            _, bad = from_transcript(
+                self.root,
+                Path(tpath) if isinstance(tpath, str) and tpath else None,
+                session=session,
+                spool_events=spooled,
+                branch=git_branch(self.root),
+                memories=self.store,
+                max_bytes=self.settings.sessions_max_kb * 1024,
+            )
+            if bad:
+                log.info("session %s: %d unreadable transcript line(s) skipped", session, bad)
+        except Exception as exc:
+            from ccmemory.core.redact import redact
+
+            log.warning("session record for job %s skipped: %s", job.get("session"), redact(str(exc)))
 
     def _apply_slowly(self, plan: Any, pause: float) -> None:
         """Test aid (CCMEMORY_WORKER_TEST_PAUSE): write one memory at a time with a pause, so a
@@ -218,38 +247,6 @@ def _due(path: Path) -> bool:
 
 def _waiting(paths: LocalPaths) -> bool:
     return bool(jobs.pending(paths))
-
-
-def merge_events(spooled: list[dict[str, Any]], transcript: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Spool first (what the hooks saw, definitive for prompts), then what only the transcript
-    knows: tool calls the spool lacks (failed calls do not fire PostToolUse), errors and exit codes
-    of known calls, assistant text, compaction summaries, slash-command wrappers. Transcript
-    prompts are used only when the spool has none (hooks were not installed)."""
-    out = list(spooled)
-    spool_prompts = any(e.get("k") == "prompt" for e in spooled)
-    for ev in transcript:
-        kind = ev.get("k")
-        if kind == "prompt" and spool_prompts:
-            continue
-        out.append(ev)  # segment.build merges tool calls by id and dedupes the rest
-    return out
-
-
-def git_branch(root: Path) -> str | None:
-    """The checked-out branch, read from HEAD without running git. In a `git worktree` (or a
-    submodule) `.git` is a file `gitdir: <path>` naming the real git folder: follow it."""
-    dot_git = root / ".git"
-    try:
-        if dot_git.is_file():
-            line = dot_git.read_text(encoding="utf-8").strip()
-            if not line.startswith("gitdir:"):
-                return None
-            gitdir = Path(line[len("gitdir:") :].strip())
-            dot_git = gitdir if gitdir.is_absolute() else root / gitdir
-        text = (dot_git / "HEAD").read_text(encoding="utf-8").strip()
-    except OSError:
-        return None
-    return text[len("ref: refs/heads/") :] if text.startswith("ref: refs/heads/") else None
 
 
 def author(root: Path) -> str | None:

@@ -29,6 +29,7 @@ COMMANDS: dict[str, str] = {
     "site": "ccmemory.surfaces.cli.cmd_site:site",
     "import": "ccmemory.surfaces.cli.cmd_import:command",
     "export": "ccmemory.surfaces.cli.cmd_interop:export_cmd",
+    "sessions": "ccmemory.surfaces.cli.cmd_sessions:sessions_cmd",
     "worker": "ccmemory.surfaces.cli.cmd_worker:command",
     "mcp": "ccmemory.surfaces.cli.cmd_mcp:mcp_cmd",
     "start": "ccmemory.surfaces.cli.cmd_neo4j:start_cmd",

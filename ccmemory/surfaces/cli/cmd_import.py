@@ -86,6 +86,7 @@ def _transcripts(path: Path, provider: str | None, force: bool, as_json: bool) -
         report = import_path(
             vault.root, path, choice=choice, settings=settings, store=store, progress=progress, force=force
         )
+        session_ids, notes = _session_records(vault.root, path, settings, store)
     except FileNotFoundError as exc:
         raise cli_error(exc) from None
     finally:
@@ -100,6 +101,8 @@ def _transcripts(path: Path, provider: str | None, force: bool, as_json: bool) -
         "llm_input_tokens": report.input_tokens,
         "sessions": report.sessions,
         "provider": choice.name,
+        "session_records": session_ids,
+        "notes": notes,
     }
     if as_json:
         click.echo(json.dumps(summary, indent=2))
@@ -111,3 +114,18 @@ def _transcripts(path: Path, provider: str | None, force: bool, as_json: bool) -
     )
     for p in report.written:
         click.echo(f"  {vault.rel(p)}")
+    click.echo(f"{len(session_ids)} session record(s) written (ccmemory sessions list).")
+    for note in notes:
+        click.echo(f"note: {note}", err=True)
+
+
+def _session_records(root: Path, path: Path, settings: Any, store: Any) -> tuple[list[str], list[str]]:
+    """Session history records (ccmemory.features.sessions) for the imported transcripts."""
+    if not settings.sessions_enabled:
+        return [], []
+    from ccmemory.features.capture.backfill import transcript_files
+    from ccmemory.features.capture.sessionrec import import_files
+
+    return import_files(
+        root, transcript_files(path), memories=store, max_bytes=settings.sessions_max_kb * 1024
+    )

@@ -36,7 +36,16 @@ your context by the hooks, with their ids.
 
 
 def build_server(repo: Path | None = None, backend: Backend | None = None) -> MCPServer:
-    from ccmemory.surfaces.mcp.tools import graph, ingest, lean, record, reference, resources, search
+    from ccmemory.surfaces.mcp.tools import (
+        graph,
+        ingest,
+        lean,
+        record,
+        reference,
+        resources,
+        search,
+        sessions,
+    )
 
     be = backend or Backend(repo)
     full = tool_set(be) == "full"
@@ -62,7 +71,7 @@ def build_server(repo: Path | None = None, backend: Backend | None = None) -> MC
 
         return deco
 
-    sections = (record, ingest, search, graph, resources, reference) if full else (lean, resources)
+    sections = (record, ingest, search, graph, resources, reference, sessions) if full else (lean, resources)
     for section in sections:
         section.register(tool, server, be)
     return server

@@ -5,6 +5,7 @@
 - ``search``: search, search_precedent, search_semantic, query_context, query_by_topic, timeline,
   query_stale_decisions, query_failed_approaches, query_open_questions, get_memory;
 - ``graph``: trace_decision, query_patterns, detect_issues, suggest_connections, get_metrics;
+- ``sessions``: the ``sessions`` tool (the local session history: list / search / get);
 - ``reference``: reference knowledge (query_reference, list_references, cache_url, ...);
 - ``resources``: graph://schema, graph://stats, graph://project/{name}, ccmemory://memory/{id}.
 

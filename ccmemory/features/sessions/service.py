@@ -1,0 +1,51 @@
+"""What the CLI and MCP surfaces show of session records: a brief per session (list, search),
+the full record on request (progressive disclosure). Output is redacted once more on the way out,
+so a record written by an older version cannot leak what today's patterns catch."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ccmemory.core.redact import redact, redact_obj
+from ccmemory.features.sessions import record, search, store
+
+
+def brief(rec: dict[str, Any], score: float | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "id": rec["id"],
+        "branch": rec.get("branch"),
+        "start": rec.get("start"),
+        "end": rec.get("end"),
+        "prompts": len(rec.get("prompts") or []),
+        "open": [redact(i) for i in record.open_items(rec)],
+        "summary": redact(str(rec.get("summary") or "")),
+    }
+    if score is not None:
+        out["score"] = score
+    return out
+
+
+def list_sessions(
+    root: Path, *, since: str | None = None, limit: int = 20, branch: str | None = None
+) -> list[dict[str, Any]]:
+    return [brief(r) for r in store.all_records(root, since=since, branch=branch)[: max(0, limit)]]
+
+
+def search_sessions(
+    root: Path, query: str, *, since: str | None = None, limit: int = 10, semantic: bool = True
+) -> tuple[list[dict[str, Any]], str | None]:
+    """(briefs, best first; a notice when the semantic half was off)."""
+    recs = store.all_records(root, since=since)
+    rows, notice = search.hybrid(query, recs, root, limit=max(0, limit), semantic=semantic)
+    return [brief(r, s) for r, s in rows], notice
+
+
+def get(root: Path, session: str) -> dict[str, Any] | None:
+    rec = store.read(root, session)
+    if rec is None:
+        return None
+    full = redact_obj(rec)
+    assert isinstance(full, dict)
+    full["open"] = record.open_items(full)
+    return full

@@ -1,0 +1,58 @@
+"""The `sessions` tool (full set): the local session history (ccmemory.features.sessions), read
+progressively: `list` or `search` give ids and summaries, `get` one whole record."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver import MCPServer
+from pydantic import Field
+
+from ccmemory.surfaces.mcp.backend import Backend
+from ccmemory.surfaces.mcp.common import ToolFailure
+from ccmemory.surfaces.mcp.tools import Tool
+
+
+def sessions(
+    root: Any, action: str, *, query: str | None, id: str | None, limit: int, since: str | None
+) -> dict[str, Any]:
+    from ccmemory.features.sessions import service
+
+    if action == "get":
+        if not id:
+            raise ToolFailure(
+                "invalid_argument", "action 'get' needs an id", "list or search first to see the ids"
+            )
+        rec = service.get(root, id)
+        if rec is None:
+            raise ToolFailure("not_found", f"no session record {id!r}", "action 'list' shows the ids")
+        return {"session": rec}
+    if action == "search":
+        if not query or not query.strip():
+            raise ToolFailure("invalid_argument", "action 'search' needs a query")
+        rows, notice = service.search_sessions(root, query, since=since, limit=limit)
+        out: dict[str, Any] = {"sessions": rows, "hint": "details: action 'get' with an id"}
+        if notice:
+            out["notice"] = notice
+        return out
+    rows = service.list_sessions(root, since=since, limit=limit)
+    return {"sessions": rows, "hint": "details: action 'get' with an id"}
+
+
+def register(tool: Tool, server: MCPServer, be: Backend) -> None:
+    @tool(
+        "Past Claude Code sessions of this repository (local history): 'list' (newest first) or "
+        "'search' (query over prompts and summaries) give ids and summaries; 'get' one session's "
+        "prompts, files, commands, errors and memories.",
+        name="sessions",
+    )
+    def sessions_tool(
+        action: Literal["list", "search", "get"] = "list",
+        query: str | None = None,
+        id: str | None = None,
+        limit: Annotated[int, Field(ge=1, le=50)] = 10,
+        since: Annotated[str | None, Field(description="YYYY-MM-DD")] = None,
+    ) -> dict[str, Any]:
+        with be.service(refresh=False) as svc:
+            root = svc.vault.root
+        return sessions(root, action, query=query, id=id, limit=limit, since=since)
