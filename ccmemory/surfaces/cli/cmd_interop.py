@@ -12,7 +12,8 @@ from ccmemory.surfaces.cli.common import emit_json, notice, service
 
 
 def kind_of(path: Path, source: str) -> str:
-    """transcript | json | rules, from --from or the file's name and first bytes."""
+    """What PATH holds (transcript, json, rules, adr, mcp-memory, basic-memory, mem0): --from, or
+    guessed from its name and first bytes."""
     if source != "auto":
         return source
     from ccmemory.features.interop import others
