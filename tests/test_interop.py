@@ -125,6 +125,15 @@ def test_a_hostile_export_is_reported_entry_by_entry(tmp_path: Path, run_cli: Ru
     (tmp_path / "other.json").write_text('{"format": "something-else"}')
     other = run_cli(dst, "import", "--from", "json", str(tmp_path / "other.json"), "--json")
     assert "not a ccmemory export" in json.loads(other.stdout)["errors"][0]["reason"]
+    # JSON nested deeper than Python's parser recurses: one line naming the file, no traceback,
+    # whichever importer the file is sniffed for
+    deep = '{"format": "ccmemory-export", "version": 1, "memories": [' + "[" * 100_000 + "]" * 100_000 + "]}"
+    (tmp_path / "deep.json").write_text(deep)
+    for kind in ("json", "auto", "mem0"):
+        bad = run_cli(dst, "import", "--from", kind, str(tmp_path / "deep.json"), check=False)
+        said = bad.stdout + bad.stderr
+        assert "nested too deeply" in said or "recursion depth" in said, (kind, said)
+        assert "Traceback" not in bad.stderr and "deep.json" in bad.stderr + bad.stdout, (kind, bad.stderr)
 
 
 def test_rule_files_import_once_and_a_changed_rule_supersedes(tmp_path: Path, run_cli: RunCli) -> None:

@@ -86,6 +86,9 @@ def import_document(vault: Vault, data: Any, *, dry_run: bool = False) -> Import
         except (ValueError, TypeError, AttributeError, KeyError) as exc:
             report.errors.append((n, str(exc)[:300] or type(exc).__name__))
             continue
+        except RecursionError:
+            report.errors.append((n, "nested too deeply"))
+            continue
         if memory.id in have:
             report.existing.append(memory.id)
             continue

@@ -99,7 +99,7 @@ def sniff_json_lines(path: Path) -> bool:
         with path.open(encoding="utf-8", errors="replace") as fh:
             first = next((ln for ln in fh if ln.strip()), "")
         data = json.loads(first)
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return False
     return isinstance(data, dict) and data.get("type") in ("entity", "relation")
 
@@ -132,7 +132,7 @@ def mcp_memory_items(text: str, rel: str) -> tuple[list[Item], list[dict[str, An
             continue
         try:
             data = json.loads(line)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             errors.append({"entry": n, "reason": f"not JSON: {exc}"[:200]})
             continue
         if not isinstance(data, dict):
@@ -283,7 +283,7 @@ def import_other(svc: Service, path: Path, rel: str, kind: str, *, dry_run: bool
         else:
             try:
                 data = json.loads(text)
-            except ValueError as exc:
+            except (ValueError, RecursionError) as exc:
                 report.errors.append({"entry": 0, "reason": f"not JSON: {exc}"[:200]})
                 return report
             items, report.errors = mem0_items(data, rel)

@@ -39,7 +39,7 @@ def _mem0(path: Path) -> bool:
 
     try:
         return is_mem0(json.loads(path.read_text(encoding="utf-8", errors="replace")))
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
 
 
@@ -55,6 +55,8 @@ def import_other(items: list[tuple[Path, str]], *, dry_run: bool, as_json: bool)
                     data = json.loads(path.read_text(encoding="utf-8"))
                 except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
                     raise click.ClickException(f"{rel}: not a readable JSON file ({exc})") from None
+                except RecursionError:
+                    raise click.ClickException(f"{rel}: JSON nested too deeply to read") from None
                 out = jsonfile.import_document(svc.vault, data, dry_run=dry_run).as_dict()
             elif kind in ("mcp-memory", "basic-memory", "mem0"):
                 from ccmemory.features.interop.others import import_other as import_store
