@@ -99,9 +99,9 @@ class Tally:
         }
 
 
-def choose(picks: list[engine.Pick], s: RecallSettings, header: str) -> engine.Rendered:
+def choose(picks: list[engine.Pick], s: RecallSettings, header: str, prompt: bool = False) -> engine.Rendered:
     """What a fresh session would be shown (the hooks' selection, without session state)."""
-    return engine.render(picks[: s.max_memories], s.budget_tokens, header)
+    return engine.render(picks[: s.max_memories], s.budget_tokens, header, check_first=prompt)
 
 
 def run_quality(args: argparse.Namespace) -> None:
@@ -129,14 +129,16 @@ def run_quality(args: argparse.Namespace) -> None:
             tallies = {k: Tally() for k in (*PROMPT_KINDS, *TOOL_KINDS)}
             for ev in events:
                 if ev.kind in PROMPT_KINDS:
-                    picks = engine.prompt_picks(
-                        svc.index,
-                        svc.project,
-                        ev.payload,
-                        limit=s.max_memories * 2,
-                        embedder=emb if mode == "hybrid" else None,
-                    )
-                    out = choose(picks, s, PROMPT_HEADER)
+                    picks = []
+                    if engine.speaks_to_project(ev.payload):  # as ccmemory.features.recall.run.prompt
+                        picks = engine.prompt_picks(
+                            svc.index,
+                            svc.project,
+                            ev.payload,
+                            limit=s.max_memories * 2,
+                            embedder=emb if mode == "hybrid" else None,
+                        )
+                    out = choose(picks, s, PROMPT_HEADER, prompt=True)
                 else:
                     tool_input = {"command": ev.payload} if ev.kind == "bash" else {"file_path": ev.payload}
                     touched = tool_paths(TOOL_NAME[ev.kind], tool_input, str(root), str(root))

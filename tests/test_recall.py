@@ -145,6 +145,8 @@ def _edit(repo: Path, path: str, session: str = "s-1", tool: str = "Edit", **env
 def test_prompt_recall_injects_the_gotcha_once_per_session(vault: Path) -> None:
     text = _prompt(vault, "speed up the nightly invoice export to the ERP")
     assert "[gotcha] The ERP gateway drops invoice batches above 500 documents" in text
+    listed = [ln for ln in text.splitlines() if ln.startswith("- [")]
+    assert listed[0].startswith("- [gotcha]"), listed  # what to check before acting comes first
     assert "Split the nightly export into batches of at most 500" in text  # the gist, on one line
     assert "terraform" not in text.lower() and "staging" not in text.lower()
     assert len(text) // 4 <= 300
@@ -171,6 +173,30 @@ def test_a_changed_memory_is_shown_again(vault: Path) -> None:
 )
 def test_chatter_injects_nothing(vault: Path, chatter: str) -> None:
     assert _prompt(vault, chatter) == ""
+
+
+@pytest.mark.parametrize(
+    ("prompt", "asked"),
+    [
+        ("run the tests again", False),  # two content words, not a question
+        ("commit this please", False),
+        ("why did we drop LaunchDarkly?", True),  # two content words, asked as a question
+        ("which MQTT broker are we on", True),
+        ("speed up the nightly invoice export to the ERP", True),
+        ("is gRPC faster than REST in general?", False),  # says it is about things in general
+        ("write a limerick about the invoice exporter", False),
+        ("thanks!", False),
+    ],
+)
+def test_which_prompts_may_need_a_memory(prompt: str, asked: bool) -> None:
+    assert engine.speaks_to_project(prompt) is asked
+
+
+def test_a_general_question_on_a_project_topic_injects_nothing(vault: Path) -> None:
+    assert "ERP gateway" in _prompt(vault, "how big can an invoice batch to the ERP gateway be?")
+    assert (
+        _prompt(vault, "how big can invoice batches to an ERP gateway be, in general?", session="s-2") == ""
+    )
 
 
 def test_superseded_memories_are_never_recalled(vault: Path) -> None:
@@ -286,7 +312,8 @@ def test_warm_server_answers_and_a_stale_socket_is_ignored(vault: Path) -> None:
         picks = warm.ask(
             str(vault), {"op": "prompt", "text": "speed up the nightly invoice export", "limit": 4}, 10
         )
-        assert picks and picks[0].memory.title.startswith("The ERP gateway")
+        # the warm process answers in the search's order; the hook lists the gotcha first
+        assert picks and any(p.memory.title.startswith("The ERP gateway") for p in picks[:3])
         files = warm.ask(str(vault), {"op": "files", "paths": ["infra/terraform/a.tf"], "limit": 4}, 10)
         assert files and files[0].memory.type == "correction"
         assert warm.ask(str(vault), {"op": "nonsense"}, 10) is None  # an error answer: fall back
@@ -317,7 +344,16 @@ def test_engine_gates_on_absolute_relevance() -> None:
     picks = engine.gate_hits(
         [hit("a", "decision", 0.8), hit("b", "gotcha", 0.7), hit("c", "fact", 0.3)], limit=3
     )
-    assert [p.memory.id for p in picks] == ["b", "a"]  # the gotcha first: 0.7 x 1.15 > 0.8
+    # the gate keeps what is relevant enough (c is below 0.6 of the best) in the search's order;
+    # rendering a prompt's picks lists what to check before acting first
+    assert [p.memory.id for p in picks] == ["a", "b"]
+    shown = engine.render(picks, 300, "header", check_first=True)
+    assert shown.ids == ["b", "a"] and engine.render(picks, 300, "header").ids == ["a", "b"]
+    # an open question answers nothing; an answered one is knowledge
+    open_q = hit("q", "question", 0.9)
+    answered = hit("r", "question", 0.9)
+    answered.memory.fields = {"answer": "Yes, since March."}
+    assert [p.memory.id for p in engine.gate_hits([open_q, answered], limit=3)] == ["r"]
     # the bar drops with the prompt's length (both signals are diluted by its other words), to a
     # floor; with full text alone it starts lower (no cosine to lift a paraphrase)
     g = engine.DEFAULT_GATE

@@ -25,8 +25,11 @@ if TYPE_CHECKING:
 
 #: Types that exist to stop a mistake before it is made: shown first, favoured in prompt recall.
 CHECK_FIRST = ("gotcha", "correction", "exception", "failed_approach")
-#: Types recalled for a prompt or a file (questions, references and insights are search material).
+#: Types recalled for a file: what changes how it should be edited.
 RECALL_TYPES = (*CHECK_FIRST, "preference", "decision", "fact", "pattern")
+#: Types recalled for a prompt: those, and what answers a question (insights, references, and
+#: questions that have an answer; an open question answers nothing and is left out).
+PROMPT_TYPES = (*RECALL_TYPES, "insight", "reference", "question")
 _TYPE_ORDER = {t: i for i, t in enumerate(RECALL_TYPES)}
 
 
@@ -49,6 +52,7 @@ class Gate:
     relative: float = 0.6  # share of the best hit's relevance a further hit needs
     vector_scale: float = 1.0  # cosine -> the text score's scale
     min_terms: int = 2  # prompts with fewer analysed content words never recall
+    short_terms: int = 2  # prompts of this many content words recall only when asked as a question
     check_first_boost: float = 1.15  # gotchas, corrections, exceptions, failed approaches
 
     def bar(self, terms: int, vectors: bool) -> float:
@@ -113,7 +117,7 @@ def prompt_picks(
     from ccmemory.index.base import Filters
     from ccmemory.retrieval.search import search
 
-    f = Filters(project=project, types=list(RECALL_TYPES), viewer=viewer)
+    f = Filters(project=project, types=list(PROMPT_TYPES), viewer=viewer)
     mode = "hybrid" if embedder is not None else "text"
     resp = search(index, prompt, f, limit=candidates(limit), mode=mode, embedder=embedder, expand=False)
     return gate_hits(resp.hits, limit=limit, gate=gate, terms=terms, vectors=resp.mode == "hybrid")
@@ -138,8 +142,23 @@ def content_terms(prompt: str) -> int:
 
 
 def worth_asking(prompt: str, gate: Gate = DEFAULT_GATE) -> bool:
-    """Whether the prompt has enough content words to recall anything for."""
+    """Whether the text (a prompt, or a shell command's words) has enough content words to
+    recall anything for."""
     return content_terms(prompt) >= gate.min_terms
+
+
+def speaks_to_project(prompt: str, gate: Gate = DEFAULT_GATE) -> bool:
+    """Whether a user's prompt may need a memory at all, before anything is ranked: enough content
+    words; a prompt of only ``gate.short_terms`` of them ("run the tests again", "commit this
+    please") only when asked as a question ("why did we drop LaunchDarkly?"); and never one that
+    says it is about things in general or asks for a joke or a poem (its topic may be the
+    project's, its question is not). Chosen on the tuning splits, bench/RESULTS-recall.md."""
+    from ccmemory.text.intent import asks_general, is_question
+
+    terms = content_terms(prompt)
+    if terms < gate.min_terms or (terms <= gate.short_terms and not is_question(prompt)):
+        return False
+    return not asks_general(prompt)
 
 
 def candidates(limit: int) -> int:
@@ -162,18 +181,27 @@ def gate_hits(
     terms: int = 0,
     vectors: bool = True,
 ) -> list[Pick]:
-    """Apply the relevance gates to search hits (``ccmemory.retrieval.search.Hit``) of a prompt
-    of ``terms`` content words, ranked with vectors or not; best first."""
+    """Apply the relevance gates to search hits (``ccmemory.retrieval.search.Hit``, best first)
+    of a prompt of ``terms`` content words, ranked with vectors or not.
+
+    The gates decide *whether* a hit is relevant enough (its absolute relevance); the search's
+    order, which holds the type, status, recency and intent priors (a task wants what to check
+    before acting), decides *which* come first. Open questions are left out."""
     relevant = [
-        Pick(h.memory, relevance(h.parts, h.memory.type, gate), "prompt", dict(h.parts)) for h in hits
+        Pick(h.memory, relevance(h.parts, h.memory.type, gate), "prompt", dict(h.parts))
+        for h in hits
+        if not _open_question(h.memory)
     ]
     bar = gate.bar(terms, vectors)
     relevant = [p for p in relevant if p.score >= bar]
     if not relevant:
         return []
-    relevant.sort(key=lambda p: (-p.score, p.memory.id))
-    best = relevant[0].score
+    best = max(p.score for p in relevant)
     return [p for p in relevant if p.score >= gate.relative * best][:limit]
+
+
+def _open_question(m: Shown) -> bool:
+    return m.type == "question" and not str((m.fields or {}).get("answer") or "").strip()
 
 
 def file_picks(
@@ -248,10 +276,14 @@ class Rendered:
     tokens: int
 
 
-def render(picks: Sequence[Pick], budget_tokens: int, header: str) -> Rendered:
-    """``header`` then one line per pick, in order, leaving out what does not fit the budget."""
+def render(picks: Sequence[Pick], budget_tokens: int, header: str, *, check_first: bool = False) -> Rendered:
+    """``header`` then one line per pick, in order, leaving out what does not fit the budget;
+    with ``check_first`` (a prompt's picks, chosen in the search's order), what to check before
+    acting is listed before the rest, each part in its order."""
     if not picks or budget_tokens <= 0:
         return Rendered("", [], 0)
+    if check_first:
+        picks = sorted(picks, key=lambda p: p.memory.type not in CHECK_FIRST)
     used = estimate_tokens(header + "\n")
     lines: list[str] = []
     ids: list[str] = []

@@ -90,7 +90,7 @@ def prompt(root: str, session: str, text: str) -> str:
     ctx = Context(root, session)
     try:
         s = ctx.settings
-        if not (s.enabled and s.prompts and s.budget_tokens > 0 and text.strip()):
+        if not (s.enabled and s.prompts and s.budget_tokens > 0 and engine.speaks_to_project(text)):
             return ""
         picks = _text_picks(ctx, text, s.max_memories * 2)
         if picks is None:
@@ -165,7 +165,7 @@ def _inject(ctx: Context, picks: list[engine.Pick], header: str, source: str) ->
 
     state = SessionState(ctx.root, ctx.session)
     fresh = [p for p in picks if state.is_new(p.memory.id, _ver(p))][: ctx.settings.max_memories]
-    out = engine.render(fresh, ctx.settings.budget_tokens, header)
+    out = engine.render(fresh, ctx.settings.budget_tokens, header, check_first=source == "prompt")
     if not out.ids:
         return ""
     shown = {p.memory.id: _ver(p) for p in fresh if p.memory.id in out.ids}

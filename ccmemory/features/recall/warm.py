@@ -125,7 +125,7 @@ def answer(svc: Service, request: Any) -> dict[str, Any]:
         picks = []
         terms = engine.content_terms(text)
         if terms >= engine.DEFAULT_GATE.min_terms:  # the Service's search: hybrid, embeds missing vectors
-            f = svc.filters(types=list(engine.RECALL_TYPES))
+            f = svc.filters(types=list(engine.PROMPT_TYPES))
             resp = svc.search(text, f, limit=engine.candidates(limit), mode="hybrid", expand=False)
             picks = engine.gate_hits(resp.hits, limit=limit, terms=terms, vectors=resp.mode == "hybrid")
     elif op == "files" and isinstance(request.get("paths"), list):

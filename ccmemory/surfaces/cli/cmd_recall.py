@@ -39,8 +39,9 @@ def recall_cmd(prompt: str | None, files: tuple[str, ...], usage: bool, explain:
         else:
             request = {"op": "files", "paths": [normalise(f) for f in files], "limit": s.max_memories * 2}
             header = FILE_HEADER.format(what=", ".join(request["paths"]))
-        picks = [from_wire(d) for d in answer(svc, request).get("picks", [])]
-        out = engine.render(picks[: s.max_memories], s.budget_tokens, header)
+        asked = not prompt or engine.speaks_to_project(prompt)
+        picks = [from_wire(d) for d in answer(svc, request).get("picks", [])] if asked else []
+        out = engine.render(picks[: s.max_memories], s.budget_tokens, header, check_first=bool(prompt))
         if as_json:
             shown = [
                 {
@@ -60,10 +61,16 @@ def recall_cmd(prompt: str | None, files: tuple[str, ...], usage: bool, explain:
                     "tokens": out.tokens,
                     "memories": shown,
                     "enabled": s.enabled,
+                    "asked": asked,
                 }
             )
             return
-        if not out.ids:
+        if not asked:
+            click.echo(
+                "nothing would be injected (the prompt reads as chatter: too few content words"
+                " for an instruction, or about things in general)"
+            )
+        elif not out.ids:
             click.echo("nothing would be injected (no memory is relevant enough)")
         else:
             click.echo(out.text.rstrip("\n"))
