@@ -51,15 +51,21 @@ def _personal_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     home = tmp_path_factory.mktemp("personal-home")
     before = os.environ.get("CCMEMORY_HOME")
     os.environ["CCMEMORY_HOME"] = str(home)
+    # the per-user vector cache would carry vectors from one test (and one run) to the next, and
+    # tests count embedding calls: off, except where a test names its own (test_vector_cache.py)
+    cache_before = os.environ.get("CCMEMORY_VECTOR_CACHE")
+    os.environ["CCMEMORY_VECTOR_CACHE"] = "off"
     yield home
-    if before is None:
-        os.environ.pop("CCMEMORY_HOME", None)
-    else:
-        os.environ["CCMEMORY_HOME"] = before
+    for name, value in (("CCMEMORY_HOME", before), ("CCMEMORY_VECTOR_CACHE", cache_before)):
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 def cli_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CCMEMORY_") or k == "CCMEMORY_HOME"}
+    kept = ("CCMEMORY_HOME", "CCMEMORY_VECTOR_CACHE")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CCMEMORY_") or k in kept}
     env["PYTHONPATH"] = str(REPO_ROOT)
     env.update(extra or {})
     return env

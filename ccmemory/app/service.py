@@ -59,6 +59,7 @@ class Service:
         self._pending: list[tuple[str, str]] | None = None
         self._scan_stamp: object = None  # the worker's status file when _pending was scanned
         self.vectors_pending = 0  # memories without a vector, as last counted
+        self.vectors_from_cache = 0  # vectors taken from the per-user cache by this Service
         self._background_started = False  # a worker was started since the last scan
         self._built_on_demand = False  # a search found the index empty and built it (once)
 
@@ -138,10 +139,27 @@ class Service:
 
         self._scan_stamp = warming.stamp(self.vault.root)
         self._background_started = False  # a long-lived process may need another worker later
-        todo = self.index.missing_vectors(self.project, emb.name)
+        todo = self._from_shared_cache(emb, self.index.missing_vectors(self.project, emb.name))
         todo.sort(key=lambda item: len(item[1]), reverse=True)
         self._pending = todo
         self.vectors_pending = len(todo)
+
+    def _from_shared_cache(self, emb: Any, todo: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        """Store the missing vectors the per-user cache holds (another clone, worktree or branch
+        embedded them); return the texts still to embed."""
+        if not todo:
+            return todo
+        from ccmemory.retrieval import vectorcache
+
+        cache = vectorcache.shared()
+        if cache is None:
+            return todo
+        found = cache.get(emb.name, int(emb.dim), [h for h, _ in todo])
+        if not found:
+            return todo
+        self.index.store_vectors(emb.name, int(emb.dim), list(found.items()))
+        self.vectors_from_cache += len(found)
+        return [(h, t) for h, t in todo if h not in found]
 
     def _embed_pending(
         self, emb: Any, limit: int | None, progress: Callable[[int, int], None] | None
@@ -159,9 +177,9 @@ class Service:
                 vectors = emb.embed([t for _, t in chunk], kind="document")
             except Exception as exc:
                 return done, f"{type(exc).__name__}: {exc}"
-            self.index.store_vectors(
-                emb.name, int(emb.dim), list(zip([h for h, _ in chunk], vectors, strict=True))
-            )
+            items = list(zip([h for h, _ in chunk], vectors, strict=True))
+            self.index.store_vectors(emb.name, int(emb.dim), items)
+            _keep_in_shared_cache(emb, items)
             del pending[-k:]
             done += k
             self.vectors_pending = len(pending)
@@ -415,3 +433,11 @@ def ranked_hits_to_dicts(hits: list[Hit], explain: bool = False) -> list[dict[st
 
 def utcnow() -> datetime:
     return datetime.now(UTC).replace(microsecond=0)
+
+
+def _keep_in_shared_cache(emb: Any, items: list[tuple[str, Any]]) -> None:
+    from ccmemory.retrieval import vectorcache
+
+    cache = vectorcache.shared()
+    if cache is not None:
+        cache.put(emb.name, int(emb.dim), items)

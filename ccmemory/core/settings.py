@@ -285,6 +285,18 @@ MODEL_PATH = Text(
     group=SEARCH,
     default="the packaged model",
 )
+VECTOR_CACHE = Text(
+    "CCMEMORY_VECTOR_CACHE",
+    "The per-user vector cache shared by every clone, worktree and branch: a file, or `off`.",
+    group=SEARCH,
+    default="`vectors.sqlite` in the cache folder",
+)
+VECTOR_CACHE_MB = Whole(
+    "CCMEMORY_VECTOR_CACHE_MB",
+    "Size bound of the vector cache; the least recently used vectors go first.",
+    group=SEARCH,
+    default=256,
+)
 HOME = Text(
     "CCMEMORY_HOME",
     "Folder of the personal vault (docs/cross-project.md).",

@@ -510,6 +510,7 @@ def reindex_cmd(full: bool, no_embed: bool, allow_invalid: bool, as_json: bool) 
             data = report.as_dict()
             data["embed_seconds"] = round(embed_seconds, 3)
             data["embedded"] = embedded
+            data["vectors_from_cache"] = svc.vectors_from_cache
             data["semantic"] = problem is None
             if problem:
                 data["semantic_off_reason"] = problem
@@ -524,6 +525,11 @@ def reindex_cmd(full: bool, no_embed: bool, allow_invalid: bool, as_json: bool) 
                 f"unchanged {report.unchanged}, status changed {report.status_changed}, "
                 f"errors {len(report.errors)}"
                 + (f", embedded {embedded}" if embedded else "")
+                + (
+                    f", {svc.vectors_from_cache} vectors from the shared cache"
+                    if svc.vectors_from_cache
+                    else ""
+                )
                 + f" ({report.seconds:.2f}s files and index"
                 + ("" if no_embed else f", {embed_seconds:.2f}s embedding")
                 + ")"

@@ -177,6 +177,7 @@ def gather(start: Path | None = None) -> tuple[dict[str, Any], bool]:
         report["neo4j_password_set"] = bool(config.neo4j_password)
     report["index"] = _index_report(config, vault)
     report["embedder"] = _embedder_report(config)
+    report["vector_cache"] = _vector_cache_report()
     report["config"] = _config_report(vault.root, config)
     report["capture"] = _capture_report(vault.root)
     report["git_hooks"] = _hooks_report(vault.root)
@@ -210,6 +211,7 @@ def _text(r: dict[str, Any]) -> list[str]:
     ]
     lines += _index_text(r["index"])
     lines += _embedder_text(r["embedder"])
+    lines += _vector_cache_text(r["vector_cache"])
     conf = r.get("config") or {"problems": []}
     lines.append(
         f"  config       {len(conf['problems']) or 'no'} problem(s)" + (":" if conf["problems"] else "")
@@ -264,6 +266,24 @@ def _embedder_text(emb: dict[str, Any]) -> list[str]:
     if emb.get("cpu_path"):
         lines.append(f"  cpu path     {emb['cpu_path']['detail']}")
     return lines
+
+
+def _vector_cache_report() -> dict[str, Any]:
+    from ccmemory.retrieval import vectorcache
+
+    cache = vectorcache.shared()
+    return {"enabled": False} if cache is None else {"enabled": True, **cache.stats()}
+
+
+def _vector_cache_text(vc: dict[str, Any]) -> list[str]:
+    if not vc.get("enabled"):
+        return ["  vectors      shared cache off (CCMEMORY_VECTOR_CACHE)"]
+    text = (
+        f"shared cache {vc['path']}: {vc.get('vectors', 0)} vectors, {vc.get('mb', 0)} of {vc['max_mb']} MB"
+    )
+    if vc.get("problem"):
+        text += f" (problem: {vc['problem']})"
+    return [f"  vectors      {text}"]
 
 
 def _hooks_text(hooks: dict[str, Any]) -> list[str]:
