@@ -29,16 +29,21 @@ def test_vectors_come_back_by_embedder_and_text_hash(tmp_path: Path) -> None:
 
 
 def test_the_least_recently_used_go_first(tmp_path: Path) -> None:
-    row = 8 * 4 + 160  # a vector's floats and its overhead, as the bound counts them
-    cache = VectorCache(tmp_path / "vectors.sqlite", 10 * row)
-    cache.put("e", 8, [(f"old{i}", _vec(i)) for i in range(5)])
+    dim = 1024  # 4 KB a vector: a page of the file each, so the bound counts whole vectors
+    cache = VectorCache(tmp_path / "vectors.sqlite", 2**30)
+    cache.put("e", dim, [(f"old{i}", _vec(i, dim)) for i in range(40)])
     with cache._lock:  # age them: `used` is whole seconds
         cache._conn().execute("UPDATE vectors SET used = used - 100")
-    assert set(cache.get("e", 8, ["old0"])) == {"old0"}  # used again: young
-    cache.put("e", 8, [(f"new{i}", _vec(10 + i)) for i in range(8)])
-    left = cache.get("e", 8, [*(f"old{i}" for i in range(5)), *(f"new{i}" for i in range(8))])
-    assert len(left) <= 10 and {f"new{i}" for i in range(8)} <= set(left)
-    assert "old0" in left and "old1" not in left
+        full = cache._bytes_used(cache._conn())
+    assert set(cache.get("e", dim, ["old0"])) == {"old0"}  # used again: young
+    cache.max_bytes = full  # room for about the 40 there are
+    cache.put("e", dim, [(f"new{i}", _vec(100 + i, dim)) for i in range(20)])
+    names = [*(f"old{i}" for i in range(40)), *(f"new{i}" for i in range(20))]
+    left = cache.get("e", dim, names)
+    with cache._lock:
+        assert cache._bytes_used(cache._conn()) <= full
+    assert {f"new{i}" for i in range(20)} <= set(left) and "old0" in left  # the young stay
+    assert 20 < len(left) < 60 and "old1" not in left  # the oldest went first
 
 
 def test_a_broken_cache_file_is_a_problem_not_a_failure(tmp_path: Path) -> None:

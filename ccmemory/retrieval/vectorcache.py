@@ -23,8 +23,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-#: bytes a cached vector costs beyond its floats (key, row and index overhead), for the bound
-ROW_OVERHEAD = 160
 #: hashes looked up per query (SQLite's host-parameter limit is far above)
 BATCH = 500
 #: when over the bound, evict down to this share of it (so eviction does not run at every put)
@@ -38,7 +36,7 @@ CREATE TABLE IF NOT EXISTS vectors (
   vec BLOB NOT NULL,
   used INTEGER NOT NULL,
   PRIMARY KEY (embedder, text_hash)
-) WITHOUT ROWID;
+);
 CREATE INDEX IF NOT EXISTS vectors_used ON vectors(used);
 """
 
@@ -129,16 +127,22 @@ class VectorCache:
         except (sqlite3.Error, OSError) as exc:
             self._fail(exc)
 
+    @staticmethod
+    def _bytes_used(db: sqlite3.Connection) -> int:
+        """The file's pages in use (freed pages are reused, never counted)."""
+        (pages,) = db.execute("PRAGMA page_count").fetchone()
+        (free,) = db.execute("PRAGMA freelist_count").fetchone()
+        (size,) = db.execute("PRAGMA page_size").fetchone()
+        return int((pages - free) * size)
+
     def _evict(self, db: sqlite3.Connection) -> None:
-        n, size = db.execute("SELECT count(*), coalesce(sum(length(vec)), 0) FROM vectors").fetchone()
-        used = size + n * ROW_OVERHEAD
+        used = self._bytes_used(db)
         if used <= self.max_bytes:
             return
-        per_row = used / max(n, 1)
-        drop = n - int(self.max_bytes * LOW_WATER / per_row)
+        (n,) = db.execute("SELECT count(*) FROM vectors").fetchone()
+        drop = n - int(n * self.max_bytes * LOW_WATER / used)
         db.execute(
-            "DELETE FROM vectors WHERE (embedder, text_hash) IN"
-            " (SELECT embedder, text_hash FROM vectors ORDER BY used, text_hash LIMIT ?)",
+            "DELETE FROM vectors WHERE rowid IN (SELECT rowid FROM vectors ORDER BY used, text_hash LIMIT ?)",
             (max(drop, 1),),
         )
 
@@ -148,12 +152,10 @@ class VectorCache:
         try:
             if self.path.exists():
                 with self._lock:
-                    n, size = (
-                        self._conn()
-                        .execute("SELECT count(*), coalesce(sum(length(vec)), 0) FROM vectors")
-                        .fetchone()
-                    )
-                out.update(vectors=int(n), mb=round((size + n * ROW_OVERHEAD) / 2**20, 2))
+                    db = self._conn()
+                    (n,) = db.execute("SELECT count(*) FROM vectors").fetchone()
+                    used = self._bytes_used(db)
+                out.update(vectors=int(n), mb=round(used / 2**20, 2))
             else:
                 out.update(vectors=0, mb=0.0)
         except (sqlite3.Error, OSError) as exc:
