@@ -359,6 +359,7 @@ def test_engine_gates_on_absolute_relevance() -> None:
     g = engine.DEFAULT_GATE
     assert g.bar(3, vectors=True) == g.min_score and g.bar(3, vectors=False) == g.text_min_score
     assert g.bar(8, vectors=True) < g.min_score and g.bar(200, vectors=True) == g.floor
+    assert g.bar(200, vectors=False) == g.text_floor < g.floor  # full text: a long prompt's share is small
     mid = [hit("m", "decision", 0.0, (g.bar(10, True) + g.min_score) / 2)]
     assert engine.gate_hits(mid, limit=3, terms=3) == []
     assert [p.memory.id for p in engine.gate_hits(mid, limit=3, terms=10)] == ["m"]

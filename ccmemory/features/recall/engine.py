@@ -49,6 +49,9 @@ class Gate:
     per_term: float = 0.05  # the bar drops by this for each content word beyond `long_after`
     long_after: int = 4
     floor: float = 0.25  # however long the prompt
+    #: the same with full text alone: a long task prompt's calibrated text score is a share of all
+    #: its words (0.1-0.3 for the memory it needs), so the text bar goes lower (2026-11-26)
+    text_floor: float = 0.15
     relative: float = 0.6  # share of the best hit's relevance a further hit needs
     vector_scale: float = 1.0  # cosine -> the text score's scale
     min_terms: int = 2  # prompts with fewer analysed content words never recall
@@ -60,7 +63,8 @@ class Gate:
         dilutes both signals (its text score is a share of all its words, its vector an average
         of them), and chatter ("thanks, that works") is short: the bar drops with length."""
         base = self.min_score if vectors else self.text_min_score
-        return max(self.floor, base - self.per_term * max(0, terms - self.long_after))
+        floor = self.floor if vectors else self.text_floor
+        return max(floor, base - self.per_term * max(0, terms - self.long_after))
 
 
 DEFAULT_GATE = Gate()
