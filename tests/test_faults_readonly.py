@@ -80,7 +80,9 @@ def seeded(repo: Path, run_cli: RunCli) -> Iterator[Path]:
 
 
 @pytest.mark.usefixtures("mounts")
-def test_a_read_only_memory_folder_is_one_line_for_new_check_fix_and_mcp(seeded: Path, run_cli: RunCli) -> None:
+def test_a_read_only_memory_folder_is_one_line_for_new_check_fix_and_mcp(
+    seeded: Path, run_cli: RunCli
+) -> None:
     repo, facts = seeded, seeded / ".ccmemory" / "facts"
     before = _files(repo)
     _one_line(_ccm(repo, facts, "new", "fact", "Written to a read-only folder"), "Read-only file system")
