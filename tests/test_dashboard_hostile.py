@@ -137,6 +137,21 @@ def test_an_oversized_or_endless_body_is_refused_unread(running: Running) -> Non
     assert running.request("GET", "/api/stats")[0] == 200
 
 
+def test_huge_query_values_are_bounded(running: Running) -> None:
+    """A 20-digit offset overflowed SQLite's integer: a 500 (now capped, as MCP's). A 60 KB search
+    answers quickly; a 1 MB request line is refused by the HTTP parser."""
+    for path in ("/api/memories?offset=99999999999999999999", "/memories?offset=99999999999999999999"):
+        status, _, body = running.request("GET", path)
+        assert status == 200, (path, body[:300])
+    assert running.request("GET", "/api/memories?offset=%C2%B2")[0] == 400  # '²' is a digit to Python
+    start = time.monotonic()
+    assert running.request("GET", "/api/memories?q=" + "otter+" * 10_000 + "&limit=99999999999")[0] == 200
+    assert running.request("GET", "/api/graph?limit=99999999999")[0] == 200
+    assert time.monotonic() - start < 20
+    out, took = _send(running.server.port, f"GET /api/stats?q={'a' * 1_000_000} HTTP/1.1\r\n\r\n".encode())
+    assert not out.startswith(b"HTTP/1.1 200") and took < 5
+
+
 def test_slow_clients_do_not_block_the_others(running: Running) -> None:
     """A hundred connections that send half a request line and wait: others are served at once."""
     port = running.server.port

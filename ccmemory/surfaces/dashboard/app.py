@@ -42,6 +42,7 @@ CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 )
+MAX_OFFSET = 10_000  # the deepest page of results (the MCP tools' bound too)
 MAX_BODY = 64 * 1024  # bytes a POST may carry (the actions read none)
 PAGES = [
     ("/", "Overview"),
@@ -200,7 +201,8 @@ def _memory_args(req: Request, limit: int) -> dict[str, Any]:
         "include_superseded": qp.get("include_superseded") in ("1", "true", "on"),
         "mode": qp.get("mode") if qp.get("mode") in ("hybrid", "text", "semantic") else "hybrid",
         "limit": limit,
-        "offset": max(0, int(qp.get("offset", "0") or 0)) if (qp.get("offset") or "0").isdigit() else 0,
+        # at most MAX_OFFSET, as MCP `search`: a 20-digit offset overflowed SQLite's integer (a 500)
+        "offset": min(int(qp.get("offset") or 0), MAX_OFFSET) if (qp.get("offset") or "0").isdigit() else 0,
     }
 
 
