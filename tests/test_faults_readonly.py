@@ -5,7 +5,8 @@ Two ways to make it read-only:
 - a read-only bind mount of the folder in a private mount namespace (`unshare -m`, as root, or
   `unshare -rm` otherwise): writes fail with EROFS for every user, root included. This is the case
   that runs in CI, where the tests run as root;
-- `chmod a-w` on the folder or a file: root ignores it, so that case is skipped under root.
+- `chmod a-w` on the folder or a file: root ignores it, so as root the commands run in a user
+  namespace of their own (same files, no CAP_DAC_OVERRIDE).
 """
 
 from __future__ import annotations
@@ -129,20 +130,40 @@ def test_a_read_only_vault_names_the_read_only_index_folder(seeded: Path, run_cl
     assert hits and hits[0]["title"] == "Otters hold hands while they sleep"
 
 
-@pytest.mark.skipif(
-    hasattr(os, "geteuid") and os.geteuid() == 0, reason="root ignores chmod a-w (the mount test covers root)"
-)
-def test_chmod_read_only_folder_and_file(seeded: Path, run_cli: RunCli) -> None:
+def _no_override() -> list[str]:
+    """A command prefix under which `chmod a-w` holds. Root ignores file modes (CAP_DAC_OVERRIDE);
+    in a user namespace of its own, mapped to the same outside user, it keeps owning the files but
+    loses that capability. Not root: nothing is needed."""
+    if os.geteuid() != 0:
+        return []
+    prefix = ["unshare", "-U", "--map-user=65534", "--map-group=65534"]
+    if shutil.which("unshare") is None:
+        pytest.skip("root ignores chmod a-w and unshare(1) is missing")
+    probe = subprocess.run([*prefix, "true"], capture_output=True, text=True, timeout=60)
+    if probe.returncode != 0:
+        pytest.skip(f"root ignores chmod a-w and no user namespace here: {probe.stderr.strip()[:200]}")
+    return prefix
+
+
+def test_chmod_read_only_folder_and_file(seeded: Path) -> None:
     repo, facts = seeded, seeded / ".ccmemory" / "facts"
+    prefix = _no_override()
+
+    def ccm(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*prefix, sys.executable, "-m", "ccmemory", *args],
+            cwd=repo, capture_output=True, text=True, env=cli_env(), timeout=120,
+        )  # fmt: skip
+
     hand = facts / "hand.md"
     before = _files(repo)
     hand.chmod(0o444)
     facts.chmod(0o555)
     try:
-        new = run_cli(repo, "new", "fact", "Not written", check=False)
-        _one_line(new, "Permission denied")
-        _one_line(run_cli(repo, "check", "--fix", check=False), "Permission denied")
-        assert run_cli(repo, "reindex", "--full", check=False).returncode == 0
+        _one_line(ccm("new", "fact", "Not written"), "Permission denied")
+        _one_line(ccm("check", "--fix"), "Permission denied", "hand.md")
+        ok = ccm("reindex", "--full")
+        assert ok.returncode == 0, ok.stderr
     finally:
         facts.chmod(0o755)
         hand.chmod(0o644)
