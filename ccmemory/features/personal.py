@@ -79,9 +79,29 @@ def open_service(
     return Service(Vault(root), config=cfg)
 
 
-def record_global(memory: Memory, env: dict[str, str] | None = None) -> Recorded:
+def check_outside(project: Path | None, env: dict[str, str] | None = None) -> None:
+    """ConfigError when the personal vault's folder is the project's repository or inside it:
+    its memories would be committed (and published) with the project (issue 32)."""
+    if project is None:
+        return
+    from ccmemory.core.errors import ConfigError
+
+    root, repo = home(env).resolve(), Path(project).resolve()
+    if root == repo or root.is_relative_to(repo):
+        raise ConfigError(
+            f"the personal vault {home(env)} is inside this repository ({repo}): its memories would be"
+            " committed with the project; nothing was written",
+            hint="set CCMEMORY_HOME to a folder outside the repository (the default is ~/.config/ccmemory)",
+        )
+
+
+def record_global(
+    memory: Memory, env: dict[str, str] | None = None, *, project: Path | None = None
+) -> Recorded:
     """Write a memory to the personal vault (creating it) and index it there. A preference is
-    marked `scope: global` (that is what being in the personal vault means)."""
+    marked `scope: global` (that is what being in the personal vault means). `project`: the
+    repository this was asked from; a personal vault inside it is refused (`check_outside`)."""
+    check_outside(project, env)
     if memory.type == "preference":
         memory.fields["scope"] = "global"
     svc = open_service(memory.author, env, create=True)
@@ -224,7 +244,9 @@ def is_personal_rule(memory: Memory) -> bool:
     return bool(_FIRST_PERSON.search(text) or _EVERYWHERE.search(text))
 
 
-def route_captured(memory: Memory, env: dict[str, str] | None = None) -> Path | None:
+def route_captured(
+    memory: Memory, env: dict[str, str] | None = None, *, project: Path | None = None
+) -> Path | None:
     """Capture's hook point: a captured preference that `is_personal_rule` goes to the personal
     vault (its file's path is returned). None: write it to the project as usual (also when the
     personal vault cannot be written: nothing is lost)."""
@@ -233,7 +255,7 @@ def route_captured(memory: Memory, env: dict[str, str] | None = None) -> Path | 
     scope, branch = memory.fields.get("scope"), memory.branch
     try:
         memory.branch = None
-        rec = record_global(memory, env)
+        rec = record_global(memory, env, project=project)
     except Exception as exc:
         memory.branch = branch
         import logging

@@ -107,6 +107,21 @@ def _is_corrupt(exc: sqlite3.DatabaseError) -> bool:
     return "not a database" in text or "malformed" in text or "file is encrypted" in text
 
 
+def _unwritable(location: str) -> str | None:
+    """Why the folder of an index file cannot be written (a read-only file system, permissions),
+    or None when it can (or is not a file)."""
+    import os
+
+    folder = os.path.dirname(os.path.abspath(location))
+    if location == ":memory:" or os.access(folder, os.W_OK):
+        return None
+    try:
+        read_only = bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except OSError:
+        read_only = False
+    return f"{folder} is on a read-only file system" if read_only else f"{folder} is not writable"
+
+
 def _alive(pid: int) -> bool:
     import os
 
@@ -154,6 +169,12 @@ class SQLiteIndex(ReferenceTables):
             self._connect()
         except sqlite3.DatabaseError as exc:
             if not _is_corrupt(exc) or self.location == ":memory:":
+                why = _unwritable(self.location)
+                if why:  # deleting the file would not help: say what would (issue 32)
+                    raise IndexUnavailable(
+                        f"SQLite index {self.location} cannot be opened: {exc}: its folder {why}; make it"
+                        " writable, then run `ccmemory reindex` (memory files are not affected)."
+                    ) from None
                 raise IndexUnavailable(
                     f"SQLite index {self.location} cannot be opened: {exc}. It is a cache: delete it "
                     "and run `ccmemory reindex` to rebuild it from the memory files."

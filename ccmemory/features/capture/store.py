@@ -140,7 +140,7 @@ class Store:
     def record(self, memory: Memory) -> Path:
         from ccmemory.features.personal import route_captured  # a rule about the user, not this repo
 
-        routed = route_captured(memory)
+        routed = route_captured(memory, project=self.vault.root)
         if routed is not None:
             return routed
         svc = self.service()

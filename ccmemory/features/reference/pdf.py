@@ -5,17 +5,27 @@ them, at their nesting level; otherwise a short line set clearly larger than the
 (largest size -> ``#``, next -> ``##``, then ``###``). Paragraphs:
 a line much shorter than the typical line that ends a sentence closes a paragraph. A PDF with
 no text layer (a scan) is refused with a clear message: ccmemory does no OCR.
+
+Bounded (issue 32, a PDF can be a bomb): at most ``MAX_PAGES`` pages, ``MAX_CONTENT`` bytes of
+decompressed page content in all (a small file can inflate a shared stream on every page) and
+``MAX_SECONDS`` of text extraction; past any of them the PDF is refused with a message naming the
+limit, and nothing is cached. pypdf's own limits (stream sizes, page-tree depth) are one error line too.
 """
 
 from __future__ import annotations
 
 import re
+import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ccmemory.core.errors import CcmemoryError
+
+MAX_PAGES = 5000
+MAX_CONTENT = 32 * 1024 * 1024  # decompressed content-stream bytes, all pages together
+MAX_SECONDS = 120.0
 
 
 class PdfError(CcmemoryError):
@@ -29,7 +39,11 @@ class PdfText:
     pages: int
 
 
-def _page_lines(page: Any) -> list[tuple[str, float]]:
+class _TooSlow(Exception):
+    pass
+
+
+def _page_lines(page: Any, deadline: float = float("inf")) -> list[tuple[str, float]]:
     lines: list[tuple[str, float]] = []
     cur: list[str] = []
     size = 0.0
@@ -43,6 +57,8 @@ def _page_lines(page: Any) -> list[tuple[str, float]]:
 
     def visit(text: str, cm: Any, tm: Any, font: Any, font_size: float) -> None:
         nonlocal size
+        if time.monotonic() > deadline:
+            raise _TooSlow
         scale = (abs(tm[3]) or 1.0) * (abs(cm[3]) or 1.0) if tm and cm else 1.0
         parts = text.split("\n")
         for i, part in enumerate(parts):
@@ -81,9 +97,10 @@ def pdf_to_markdown(path: Path, *, name: str | None = None) -> PdfText:
 
 
 def _read(path: Path, label: str) -> tuple[Any, list[list[tuple[str, float]]]]:
-    """The reader and each page's (line, font size); PdfError when pypdf cannot read the file."""
+    """The reader and each page's (line, font size); PdfError when pypdf cannot read the file or
+    the PDF is past a limit (`MAX_PAGES`, `MAX_CONTENT`, `MAX_SECONDS`)."""
     from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
+    from pypdf.errors import PdfReadError, PyPdfError
 
     try:
         reader = PdfReader(str(path))
@@ -92,11 +109,43 @@ def _read(path: Path, label: str) -> tuple[Any, list[list[tuple[str, float]]]]:
                 reader.decrypt("")
             except Exception:
                 raise PdfError(f"{label} is encrypted with a password; decrypt it first") from None
-        return reader, [_page_lines(p) for p in reader.pages]
+        return reader, _bounded_pages(reader, label)
     except PdfError:
         raise
-    except (PdfReadError, ValueError, KeyError, OSError) as exc:
+    except (PdfReadError, PyPdfError, ValueError, KeyError, OSError, RecursionError) as exc:
         raise PdfError(f"{label} is not a readable PDF ({type(exc).__name__}: {exc})") from None
+
+
+def _bounded_pages(reader: Any, label: str) -> list[list[tuple[str, float]]]:
+    n = len(reader.pages)
+    if n > MAX_PAGES:
+        raise PdfError(
+            f"{label} has {n} pages; the cache reads at most {MAX_PAGES} (split it first); not cached"
+        )
+    deadline = time.monotonic() + MAX_SECONDS
+    content = 0
+    for i, page in enumerate(reader.pages, 1):  # sizes first (decompressing is fast; parsing is not)
+        stream = page.get_contents()
+        content += len(stream.get_data()) if stream is not None else 0
+        if content > MAX_CONTENT:
+            raise PdfError(
+                f"{label}: its page content passes {MAX_CONTENT // 2**20} MB at page {i} of {n}"
+                " (a compressed bomb?); not cached"
+            )
+        if time.monotonic() > deadline:
+            raise PdfError(
+                f"{label}: reading it took longer than {MAX_SECONDS:.0f} s (page {i} of {n}); not cached"
+            )
+    pages = []
+    for i, page in enumerate(reader.pages, 1):
+        try:
+            pages.append(_page_lines(page, deadline))
+        except _TooSlow:
+            raise PdfError(
+                f"{label}: reading its text took longer than {MAX_SECONDS:.0f} s (page {i} of {n});"
+                " not cached"
+            ) from None
+    return pages
 
 
 def _font_levels(pages: list[list[tuple[str, float]]]) -> tuple[dict[float, int], int]:

@@ -263,7 +263,7 @@ def new(
 
         linked = link_explicit(svc, memory)  # never dropped: close memories are linked instead
         try:
-            rec = _record_global(memory) if global_ else svc.record(memory)
+            rec = _record_global(memory, svc.vault.root) if global_ else svc.record(memory)
         except ValueError as exc:
             raise cli_error(exc) from None
         if rec.notice:
@@ -300,7 +300,7 @@ def _body_from_editor(mtype: str, title: str, guidance: str) -> str:
     return strip_comments(edited).strip()
 
 
-def _record_global(memory: Memory) -> Any:
+def _record_global(memory: Memory, project: Path) -> Any:
     """`new --global`: the memory goes to the personal vault (ccmemory/personal.py)."""
     from ccmemory.features import personal
 
@@ -310,7 +310,7 @@ def _record_global(memory: Memory) -> Any:
             param_hint="--global",
         )
     memory.branch = None
-    rec = personal.record_global(memory)
+    rec = personal.record_global(memory, project=project)
     rec.path = str(personal.home() / rec.path)
     return rec
 

@@ -6,7 +6,8 @@ Safe by construction (docs/dashboard.md, "Security"):
   HttpOnly SameSite=Strict cookie (the page redirects to drop the token from the address bar);
 - the Host header must be `127.0.0.1:<port>` or `localhost:<port>` (DNS rebinding);
 - actions are POST only, need the CSRF token (a header or form field derived from the token) and
-  are refused when Origin / Sec-Fetch-Site say the request came from another site;
+  are refused when Origin / Sec-Fetch-Site say the request came from another site; they take no
+  body, so one over 64 KB (or a chunked one) is refused unread (413);
 - pages are rendered with Jinja autoescape, memory bodies through the published site's renderer
   (ccmemory/site/safe.py), and a Content-Security-Policy that allows no inline script at all.
 """
@@ -41,6 +42,8 @@ CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 )
+MAX_OFFSET = 10_000  # the deepest page of results (the MCP tools' bound too)
+MAX_BODY = 64 * 1024  # bytes a POST may carry (the actions read none)
 PAGES = [
     ("/", "Overview"),
     ("/review", "Review queue"),
@@ -118,6 +121,14 @@ class Guard:
         if req.method not in ("GET", "HEAD", "POST"):
             return PlainTextResponse("405 method not allowed\n", status_code=405)
         if req.method == "POST":
+            # the actions take no body: a large or streamed one is refused before it is read
+            length = req.headers.get("content-length", "0")
+            if "transfer-encoding" in req.headers or not length.isdigit() or int(length) > MAX_BODY:
+                return PlainTextResponse(
+                    f"413 request body too large (actions take none; at most {MAX_BODY} bytes)\n",
+                    status_code=413,
+                    headers={"connection": "close"},
+                )
             origin = req.headers.get("origin")
             if origin is not None and origin not in self.origins:
                 return _forbidden("cross-origin request refused")
@@ -190,7 +201,8 @@ def _memory_args(req: Request, limit: int) -> dict[str, Any]:
         "include_superseded": qp.get("include_superseded") in ("1", "true", "on"),
         "mode": qp.get("mode") if qp.get("mode") in ("hybrid", "text", "semantic") else "hybrid",
         "limit": limit,
-        "offset": max(0, int(qp.get("offset", "0") or 0)) if (qp.get("offset") or "0").isdigit() else 0,
+        # at most MAX_OFFSET, as MCP `search`: a 20-digit offset overflowed SQLite's integer (a 500)
+        "offset": min(int(qp.get("offset") or 0), MAX_OFFSET) if (qp.get("offset") or "0").isdigit() else 0,
     }
 
 
@@ -296,9 +308,10 @@ def create_app(dash: Dash, *, token: str, port: int) -> Any:
         m = dash.svc.get(req.path_params["id"])
         if m is None:
             return PlainTextResponse("not found\n", status_code=404)
-        try:
-            path = dash.svc.vault.safe_path(m.path)
-            text = path.read_text(encoding="utf-8")
+        from ccmemory.core.walk import inside, read_regular
+
+        try:  # the safe reader: a file swapped for a FIFO or a link must not hang the dashboard's lock
+            text = read_regular(inside(dash.svc.vault.root, *m.path.split("/"))).decode("utf-8", "replace")
         except (OSError, ValueError) as exc:
             return PlainTextResponse(f"cannot read {m.path}: {exc}\n", status_code=404)
         return PlainTextResponse(text, headers={"content-disposition": "inline"})
