@@ -38,8 +38,10 @@ def _echo_briefs(rows: list[dict[str, Any]], as_json: bool, empty: str) -> None:
 @click.group("sessions")
 def sessions_cmd() -> None:
     """Session history: one local, private record per Claude Code session (prompts redacted,
-    files, commands, errors, memories, a summary), under .ccmemory/local/sessions/. Records are
-    written by the capture worker at Stop/SessionEnd/PreCompact and by `ccmemory import`."""
+    files, commands, errors, memories, commits at start and end, a summary), under
+    .ccmemory/local/sessions/. Records are written by the capture worker at
+    Stop/SessionEnd/PreCompact and by `ccmemory import`; `publish` (or sessions.publish: true)
+    writes their summaries under .ccmemory/sessions/ for review."""
 
 
 @sessions_cmd.command("list")
