@@ -121,5 +121,5 @@ def test_browser_a_hostile_prompt_is_inert(running: Running, browser: site_cdp.B
         assert browser.eval("document.querySelectorAll('main img, main script').length") == 0, path
     text = browser.eval("document.getElementById('session-prompts').textContent")
     assert "<script>window.__pwned=1</script>" in text  # shown as text
-    path = browser.screenshot(REPO_ROOT / "test-artifacts" / "dashboard" / "session.png")
-    assert path.stat().st_size > 5000
+    shot = browser.screenshot(REPO_ROOT / "test-artifacts" / "dashboard" / "session.png")
+    assert shot.stat().st_size > 5000

@@ -116,7 +116,8 @@ def publish(root: Path, rec: dict[str, Any], *, prompts: int = 0) -> Published:
     from ccmemory.core.atomic import UMASK, atomic_write
     from ccmemory.core.walk import UnsafeFile, read_regular
 
-    state = rec.get("published") if isinstance(rec.get("published"), dict) else {}
+    found = rec.get("published")
+    state: dict[str, Any] = found if isinstance(found, dict) else {}
     rel = str(state.get("path") or rel_path(rec))
     if not rel.startswith(f"{VAULT_DIR}/{FOLDER}/") or ".." in rel.split("/"):
         rel = rel_path(rec)
