@@ -133,6 +133,8 @@ SCHEMA: Section = {
         "max_kb": Whole(1, 10_000),
         "at_start": Whole(0, 10),
         "at_start_tokens": Whole(0, 1000),
+        "publish": Flag(),
+        "publish_prompts": Whole(0, 20),
     },
 }
 

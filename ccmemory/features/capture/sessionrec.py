@@ -31,9 +31,15 @@ def from_transcript(
     branch: str | None = None,
     memories: Any = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
+    live: bool = False,
+    publish: int | None = None,
+    notes: list[str] | None = None,
 ) -> tuple[dict[str, Any] | None, int]:
     """(record written or None, bad transcript lines skipped). `memories` is a capture Store
-    (its memories whose `session` is this one are listed)."""
+    (its memories whose `session` is this one are listed). `live`: the session is running or just
+    ended (the capture worker), so HEAD is its end commit. `publish`: None, or publish the summary
+    under `.ccmemory/sessions/` with that many prompts (0 = none); what publishing could not do
+    is appended to `notes`."""
     from ccmemory.features.capture.events import merge_events
     from ccmemory.features.capture.transcript import read_records, to_events
     from ccmemory.features.sessions import record, store
@@ -64,12 +70,36 @@ def from_transcript(
     )
     rec["bad_lines"] = bad
     rec["updated"] = record.now_iso()
+    _commits_and_state(root, rec, live)
+    if publish is not None:
+        from ccmemory.features.sessions.publish import publish as publish_one
+
+        done = publish_one(root, rec, prompts=publish)
+        if done.status not in ("written", "updated", "unchanged") and notes is not None:
+            notes.append(done.message)
     store.write(root, rec)
     return rec, bad
 
 
+def _commits_and_state(root: Path, rec: dict[str, Any], live: bool) -> None:
+    """The commits at start and end (ccmemory.features.sessions.commits); what an earlier write
+    of this record knew (the start commit, the published file's state) is kept."""
+    from ccmemory.features.sessions import commits, store
+
+    prev = store.read_exact(root, str(rec["id"])) or {}
+    rec["commit_start"] = prev.get("commit_start") or commits.commit_at(root, rec.get("start"))
+    rec["commit_end"] = commits.head(root) if live else commits.commit_at(root, rec.get("end"))
+    if isinstance(prev.get("published"), dict):
+        rec["published"] = prev["published"]
+
+
 def import_files(
-    root: Path, files: list[Path], *, memories: Any = None, max_bytes: int = DEFAULT_MAX_BYTES
+    root: Path,
+    files: list[Path],
+    *,
+    memories: Any = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    publish: int | None = None,
 ) -> tuple[list[str], list[str]]:
     """Records for transcript files (`ccmemory import`): (session ids written, notes about lines
     skipped or files that held no session). Sub-agent files are not sessions of their own."""
@@ -80,7 +110,9 @@ def import_files(
     for path in files:
         if is_subagent_file(path):
             continue
-        rec, bad = from_transcript(root, path, memories=memories, max_bytes=max_bytes)
+        rec, bad = from_transcript(
+            root, path, memories=memories, max_bytes=max_bytes, publish=publish, notes=notes
+        )
         if bad:
             notes.append(f"{path}: {bad} line(s) that are not JSON objects skipped")
         if rec is None:

@@ -63,6 +63,8 @@ class CaptureSettings:
     sessions_max_kb: int = 50
     sessions_at_start: int = 3
     sessions_at_start_tokens: int = 150
+    sessions_publish: bool = False
+    sessions_publish_prompts: int = 0
 
 
 def _bool(value: Any, default: bool) -> bool:
@@ -140,6 +142,8 @@ def _sessions(s: CaptureSettings, raw: Any) -> None:
     s.sessions_max_kb = max(1, int(_num(sec.get("max_kb"), 50)))
     s.sessions_at_start = max(0, int(_num(sec.get("at_start"), 3)))
     s.sessions_at_start_tokens = max(0, int(_num(sec.get("at_start_tokens"), 150)))
+    s.sessions_publish = _bool(sec.get("publish", False), False)
+    s.sessions_publish_prompts = min(20, max(0, int(_num(sec.get("publish_prompts"), 0))))
 
 
 def _first(value: _T | None, default: _T) -> _T:

@@ -132,6 +132,7 @@ class Worker:
             session = str(job["session"])
             spooled, _ = spool.read_range(self.paths.spool(session), 0)
             tpath = job.get("transcript_path")
+            notes: list[str] = []
             _, bad = from_transcript(
                 self.root,
                 Path(tpath) if isinstance(tpath, str) and tpath else None,
@@ -140,7 +141,12 @@ class Worker:
                 branch=git_branch(self.root),
                 memories=self.store,
                 max_bytes=self.settings.sessions_max_kb * 1024,
+                live=True,
+                publish=self.settings.sessions_publish_prompts if self.settings.sessions_publish else None,
+                notes=notes,
             )
+            for note in notes:
+                log.info("session %s: %s", session, note)
             if bad:
                 log.info("session %s: %d unreadable transcript line(s) skipped", session, bad)
         except Exception as exc:

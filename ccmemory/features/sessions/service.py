@@ -42,10 +42,36 @@ def search_sessions(
 
 
 def get(root: Path, session: str) -> dict[str, Any] | None:
+    """One whole record, live or archived (`archived: true`); `session` may be a unique prefix or a
+    `ccmemory://session/<id>` link."""
+    from ccmemory.features.sessions.archive import read_archived
+
+    session = session_ref(session)
     rec = store.read(root, session)
+    archived = rec is None
+    if rec is None:
+        rec = read_archived(root, session)
     if rec is None:
         return None
     full = redact_obj(rec)
     assert isinstance(full, dict)
     full["open"] = record.open_items(full)
+    full.pop("published", None)
+    if archived:
+        full["archived"] = True
+    full["uri"] = uri(str(full["id"]))
     return full
+
+
+URI_PREFIX = "ccmemory://session/"
+
+
+def uri(session: str) -> str:
+    """The link a memory carries to the session that produced it."""
+    return URI_PREFIX + session
+
+
+def session_ref(text: str) -> str:
+    """A session id from an id, a prefix or a `ccmemory://session/<id>` link."""
+    text = text.strip()
+    return text[len(URI_PREFIX) :].strip("/") if text.lower().startswith(URI_PREFIX) else text

@@ -49,6 +49,12 @@ def read(root: Path, session: str) -> dict[str, Any] | None:
     return _load(path)
 
 
+def read_exact(root: Path, session: str) -> dict[str, Any] | None:
+    """The live record whose file is exactly this session's (no prefix match, no archive)."""
+    path = record_path(root, session)
+    return _load(path) if path.is_file() else None
+
+
 def files(root: Path) -> list[Path]:
     folder = sessions_dir(root)
     if folder.is_symlink() or not folder.is_dir():
@@ -99,3 +105,8 @@ def recent(root: Path, *, branch: str | None, count: int, scan: int = 200) -> li
             found.append(rec)
     found.sort(key=lambda r: (str(r.get("end") or r.get("start") or ""), r["id"]), reverse=True)
     return found[:count]
+
+
+def load(path: Path) -> dict[str, Any] | None:
+    """One record file (None when unreadable)."""
+    return _load(path)

@@ -336,6 +336,8 @@ def show(ref: str, as_json: bool, at: str | None) -> None:
 
             data = asdict(m)
             data["uri"] = m.uri
+            if m.session:
+                data["session_uri"] = f"ccmemory://session/{m.session}"
             data["superseded_by"] = [e.src for e in incoming if e.type == "SUPERSEDES"]
             data["incoming"] = [asdict(e) for e in incoming]
             data["outgoing"] = [asdict(e) for e in outgoing]
@@ -348,6 +350,8 @@ def show(ref: str, as_json: bool, at: str | None) -> None:
         click.secho(f"{m.title}", bold=True)
         click.echo(f"{m.type} · {m.status} · {m.created} · {m.author or 'unknown author'}")
         click.echo(f"{short[m.id]}  {display_path(svc.vault.root, m.path)}  {m.uri}")
+        if m.session:  # `ccmemory sessions show` reads the link
+            click.echo(f"captured in ccmemory://session/{m.session}")
         if is_provisional(m.id):
             notice(f"{m.path} has no id yet: run `ccmemory check --fix` (or commit with the hook)")
         sup = [short[e.src] for e in incoming if e.type == "SUPERSEDES"]

@@ -127,5 +127,9 @@ def _session_records(root: Path, path: Path, settings: Any, store: Any) -> tuple
     from ccmemory.features.capture.sessionrec import import_files
 
     return import_files(
-        root, transcript_files(path), memories=store, max_bytes=settings.sessions_max_kb * 1024
+        root,
+        transcript_files(path),
+        memories=store,
+        max_bytes=settings.sessions_max_kb * 1024,
+        publish=settings.sessions_publish_prompts if settings.sessions_publish else None,
     )

@@ -1,4 +1,5 @@
-"""`ccmemory sessions list|show|search|prune`: the local session history (docs/sessions.md)."""
+"""`ccmemory sessions list|show|search|prune|archive|publish`: the session history
+(docs/sessions.md)."""
 
 from __future__ import annotations
 
@@ -37,8 +38,10 @@ def _echo_briefs(rows: list[dict[str, Any]], as_json: bool, empty: str) -> None:
 @click.group("sessions")
 def sessions_cmd() -> None:
     """Session history: one local, private record per Claude Code session (prompts redacted,
-    files, commands, errors, memories, a summary), under .ccmemory/local/sessions/. Records are
-    written by the capture worker at Stop/SessionEnd/PreCompact and by `ccmemory import`."""
+    files, commands, errors, memories, commits at start and end, a summary), under
+    .ccmemory/local/sessions/. Records are written by the capture worker at
+    Stop/SessionEnd/PreCompact and by `ccmemory import`; `publish` (or sessions.publish: true)
+    writes their summaries under .ccmemory/sessions/ for review."""
 
 
 @sessions_cmd.command("list")
@@ -75,7 +78,8 @@ def search_cmd(query: str, since: str | None, limit: int, text_only: bool, as_js
 @click.argument("session_id")
 @click.option("--json", "as_json", is_flag=True, help="Print the whole record as JSON.")
 def show_cmd(session_id: str, as_json: bool) -> None:
-    """One session's record (SESSION_ID or a unique prefix of it)."""
+    """One session's record (SESSION_ID, a unique prefix of it, or ccmemory://session/ID);
+    archived records are read from the archive."""
     from ccmemory.features.sessions.service import get
 
     rec = get(_root(), session_id)
@@ -89,6 +93,10 @@ def show_cmd(session_id: str, as_json: bool) -> None:
     click.echo(
         f"session {rec['id']}  branch {rec.get('branch') or '-'}  {rec.get('start')} → {rec.get('end')}"
     )
+    start, end = rec.get("commit_start"), rec.get("commit_end")
+    click.echo(f"commits: {str(start)[:12] if start else '-'} → {str(end)[:12] if end else '-'}")
+    if rec.get("archived"):
+        click.echo("(archived: read from .ccmemory/local/sessions/archive/)")
     click.echo(f"summary: {rec.get('summary')}")
     if rec.get("truncated"):
         click.echo("(record truncated at the per-session cap)")
@@ -131,3 +139,78 @@ def prune_cmd(max_age: float | None, max_mb: float | None, dry_run: bool, as_jso
         return
     verb = "would delete" if dry_run else "deleted"
     click.echo(f"{verb} {len(rep.deleted)} session record(s); kept {rep.kept} ({rep.bytes_kept} bytes).")
+
+
+@sessions_cmd.command("archive")
+@click.option(
+    "--older-than",
+    "older_than",
+    type=click.FloatRange(0),
+    default=90,
+    show_default=True,
+    help="Archive sessions that ended more than DAYS ago.",
+)
+@click.option("--dry-run", is_flag=True, help="Say what would be archived; move nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def archive_cmd(older_than: float, dry_run: bool, as_json: bool) -> None:
+    """Move old session records into one compressed file per month under
+    .ccmemory/local/sessions/archive/. They leave list, search and SessionStart; `sessions show
+    ID` still reads them. Nothing outside .ccmemory/local/sessions/ is touched."""
+    from ccmemory.features.sessions.archive import archive
+
+    try:
+        rep = archive(_root(), older_than_days=older_than, dry_run=dry_run)
+    except OSError as exc:
+        raise cli_error(exc) from None
+    if as_json:
+        out = {"archived": rep.archived, "files": rep.files, "kept": rep.kept, "dry_run": dry_run}
+        click.echo(json.dumps(out, indent=2))
+        return
+    verb = "would archive" if dry_run else "archived"
+    where = ", ".join(rep.files) or "nothing"
+    click.echo(f"{verb} {len(rep.archived)} session record(s) into {where}; kept {rep.kept}.")
+
+
+@sessions_cmd.command("publish")
+@click.argument("session_ids", nargs=-1)
+@click.option(
+    "--prompts",
+    type=click.IntRange(0, 20),
+    default=None,
+    help="Include the first N prompts (redacted, 300 characters each). Default: sessions.publish_prompts.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def publish_cmd(session_ids: tuple[str, ...], prompts: int | None, as_json: bool) -> None:
+    """Write the summary of the given sessions (default: every live record) as markdown under
+    .ccmemory/sessions/, for review in a pull request and the site's Sessions page. A file edited
+    or deleted by hand since ccmemory wrote it is left alone. `sessions.publish: true` does this
+    for every session as its record is written."""
+    from ccmemory.features.capture import settings as settings_mod
+    from ccmemory.features.sessions import store
+    from ccmemory.features.sessions.publish import publish
+
+    root = _root()
+    count = settings_mod.load(root).sessions_publish_prompts if prompts is None else prompts
+    if session_ids:
+        recs = [store.read(root, s) for s in session_ids]
+        missing = [s for s, r in zip(session_ids, recs, strict=True) if r is None]
+        if missing:
+            raise click.ClickException(
+                f"no live session record matches {missing[0]!r} (ccmemory sessions list)"
+            )
+    else:
+        recs = list(store.all_records(root))
+    rows = []
+    for rec in recs:
+        assert rec is not None
+        done = publish(root, rec, prompts=count)
+        if done.status in ("written", "updated", "unchanged"):
+            store.write(root, rec)
+        rows.append({"id": rec["id"], "status": done.status, "path": done.rel, "message": done.message})
+    if as_json:
+        click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        return
+    for row in rows:
+        click.echo(row["message"])
+    if not rows:
+        click.echo("No session recorded yet (see docs/sessions.md).")

@@ -35,6 +35,7 @@ from starlette.responses import (
 )
 from starlette.routing import Route
 
+from ccmemory.surfaces.dashboard import sessions as dash_sessions
 from ccmemory.surfaces.dashboard.data import Dash, clamp
 
 HERE = Path(__file__).parent
@@ -52,6 +53,7 @@ PAGES = [
     ("/patterns", "Patterns"),
     ("/graph", "Graph"),
     ("/team", "Team"),
+    ("/sessions", "Sessions"),
 ]
 
 
@@ -206,6 +208,16 @@ def _memory_args(req: Request, limit: int) -> dict[str, Any]:
     }
 
 
+def _session_page(dash: Dash, page: Callable[..., HTMLResponse]) -> Callable[[Request], Response]:
+    def inner(req: Request) -> Response:
+        data = dash_sessions.one(dash, req.path_params["id"])
+        if data is None:
+            return HTMLResponse("<h1>Not found</h1>", status_code=404)
+        return page("session.html", req, data=data)
+
+    return inner
+
+
 def create_app(dash: Dash, *, token: str, port: int) -> Any:
     env = _environment()
     csrf = csrf_for(token)
@@ -257,6 +269,10 @@ def create_app(dash: Dash, *, token: str, port: int) -> Any:
             limit=int(req.query_params.get("limit", "3000")),
         ),
         "/api/team": lambda req, limit: dash.team(limit),
+        "/api/sessions": lambda req, limit: dash_sessions.listing(
+            dash, req.query_params.get("q"), text_only=req.query_params.get("text") == "1"
+        ),
+        "/api/session/{id}": lambda req, limit: dash_sessions.one(dash, req.path_params["id"]),
     }
 
     # --- actions ----------------------------------------------------------------------------------
@@ -335,6 +351,16 @@ def create_app(dash: Dash, *, token: str, port: int) -> Any:
         Route("/patterns", simple("patterns.html", lambda req: dash.patterns(100))),
         Route("/graph", simple("graph.html", lambda req: {"topic": req.query_params.get("topic", "")})),
         Route("/team", simple("team.html", lambda req: dash.team(100))),
+        Route(
+            "/sessions",
+            simple(
+                "sessions.html",
+                lambda req: dash_sessions.listing(
+                    dash, req.query_params.get("q"), text_only=req.query_params.get("text") == "1"
+                ),
+            ),
+        ),
+        Route("/session/{id}", locked(_session_page(dash, page))),
         Route("/static/dash.css", static("dash.css", "text/css")),
         Route("/static/dash.js", static("dash.js", "text/javascript")),
         Route("/static/graph.js", static("graph.js", "text/javascript")),

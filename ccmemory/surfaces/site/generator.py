@@ -223,6 +223,8 @@ class SiteGenerator:
         ]
         if getattr(self, "_has_reference", False):
             cfg["nav"].append({"Reference": "reference/index.md"})
+        if getattr(self, "_has_sessions", False):
+            cfg["nav"].append({"Sessions": "sessions.md"})
         return cfg
 
     def write_project(self, pages: dict[str, str], site_dir: Path) -> int:
@@ -271,6 +273,11 @@ class SiteGenerator:
 
         pages.update(render_reference(renderer, self.svc))
         self._has_reference = "reference/index.md" in pages
+        from ccmemory.surfaces.site.session_pages import render_sessions
+
+        session_pages, self.session_problems = render_sessions(renderer, self.svc.vault.root)
+        pages.update(session_pages)
+        self._has_sessions = bool(session_pages)
         timings["render"] = time.perf_counter() - t
         t = time.perf_counter()
         changed = self.write_project(pages, site_dir)
@@ -306,7 +313,7 @@ class SiteGenerator:
         timings: dict[str, float] = {}
         data, npages, changed = self.generate(site_dir, timings)
         t = time.perf_counter()
-        warnings = self.mkdocs_build(site_dir, verbose=verbose)
+        warnings = [*getattr(self, "session_problems", []), *self.mkdocs_build(site_dir, verbose=verbose)]
         timings["mkdocs"] = time.perf_counter() - t
         return BuildResult(
             site_dir,

@@ -146,6 +146,8 @@ def get_memory(svc: Service, ref_: str) -> dict[str, Any]:
         for e in edges
         if e.dst == m.id and e.src != m.id
     ][:50]
+    if m.session:  # the session that produced it: the `sessions` tool (action 'get') resolves it
+        out["session_uri"] = f"ccmemory://session/{m.session}"
     return out
 
 

@@ -43,7 +43,7 @@ def register(tool: Tool, server: MCPServer, be: Backend) -> None:
     @tool(
         "Past Claude Code sessions of this repository (local history): 'list' (newest first) or "
         "'search' (query over prompts and summaries) give ids and summaries; 'get' one session's "
-        "prompts, files, commands, errors and memories.",
+        "prompts, files, commands, errors and memories (id: an id or ccmemory://session/<id>).",
         name="sessions",
     )
     def sessions_tool(
