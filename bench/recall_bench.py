@@ -1,7 +1,7 @@
 """Recall at the moment of work (issue 27): what the hooks inject, and how fast.
 
     .venv/bin/python bench/recall_bench.py quality --set recall-harbor --split T
-    .venv/bin/python bench/recall_bench.py quality --set recall-tern --split H --heldout
+    .venv/bin/python bench/recall_bench.py quality --set recall-wren --split H --heldout
     .venv/bin/python bench/recall_bench.py latency --sizes 1000 10000
 
 ``quality`` builds a real repository from a labelled dev set (``bench/memories/<set>/``: memory

@@ -11,7 +11,7 @@ Sets: ``main`` (Ledgerly, ``queries.txt``), ``tuning2`` (Quillpad) and the recal
 SQLite index of the set's memory files.
 
 Held-out data is refused unless ``--heldout`` is given: the split ``H`` and the sets that are
-held out as a whole (``blind``, ``recall-tern``; ``recall-quayside`` was until 2026-11-26). Tuning runs must never pass it.
+held out as a whole (``blind``, ``recall-wren``; ``recall-quayside`` and ``recall-tern`` were until 2026-11-26). Tuning runs must never pass it.
 
 The index and its vectors are kept between runs under ``--cache`` (default
 ``/tmp/ccmemory-recall-rank``), one database per set: a rerun only reindexes the files (vectors
@@ -45,7 +45,7 @@ from ccmemory.index.sqlite import SQLiteIndex  # noqa: E402
 from ccmemory.retrieval.search import MODES, search  # noqa: E402
 
 KS = (1, 3, 5)
-HELD_OUT_SETS = ("blind", "recall-tern")  # recall-quayside: tuning since 2026-11-26
+HELD_OUT_SETS = ("blind", "recall-wren")  # recall-quayside, recall-tern: tuning since 2026-11-26
 TUNING_SETS = ("main", "tuning2", "recall-harbor")
 QUERY_KINDS = ("task", "question")  # the recall.txt lines that are search queries
 
@@ -149,7 +149,7 @@ def main() -> None:
     args = ap.parse_args()
     sets = args.set or [s for s in TUNING_SETS if s == "main" or (devset.HERE / s).is_dir()]
     if not args.heldout and (args.split == "H" or any(s in HELD_OUT_SETS for s in sets)):
-        raise SystemExit("held-out data (split H, blind, recall-tern): pass --heldout (final run only)")
+        raise SystemExit("held-out data (split H, blind, recall-wren): pass --heldout (final run only)")
     lines = ["| set | kind (queries) | mode | hit@1 | @3 | @5 |", "|---|---|---|---|---|---|"]
     pooled: dict[tuple[str, str], list[int]] = {}
     ranks: dict[str, dict[str, dict[str, int | None]]] = {}

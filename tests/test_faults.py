@@ -162,3 +162,59 @@ def test_the_mcp_server_killed_mid_write_leaves_whole_files_only(repo: Path) -> 
         assert vault.read(path).title.startswith("Otter census entry")  # whole, parseable files only
     report = json.loads(_run(repo, "reindex", "--json").stdout)
     assert report["errors"] == [] and report["added"] + report["unchanged"] >= 5
+
+
+def _server_pid(repo: Path) -> int:
+    """The `ccmemory mcp` process serving ``repo`` (the MCP client does not say its child's pid)."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmd = (entry / "cmdline").read_bytes().split(b"\0")
+            cwd = os.readlink(entry / "cwd")
+        except OSError:
+            continue
+        if b"ccmemory" in cmd and b"mcp" in cmd and cwd == str(repo):
+            return int(entry.name)
+    raise AssertionError("no ccmemory mcp process found")
+
+
+def test_the_real_mcp_server_killed_mid_record_leaves_whole_files_only(repo: Path) -> None:
+    """The same through the real MCP client over stdio: records in flight when the server gets
+    SIGKILL; whatever was written is whole, and the next reindex takes it without error."""
+    import contextlib
+    import threading
+    import time
+
+    from ccmemory.core.vault import Vault
+    from tests._mcp_client import SyncClient
+
+    client = SyncClient.stdio(repo, env={"CCMEMORY_MCP_REFRESH_SECONDS": "0"})
+    try:
+        for i in range(5):
+            client.call("record_fact", {"title": f"Heron count {i}", "body": "heron " * 300})
+        pid = _server_pid(repo)
+
+        def more() -> None:
+            with contextlib.suppress(BaseException):  # the server dies under these calls
+                for i in range(5, 200):
+                    client.call_raw("record_fact", {"title": f"Heron count {i}", "body": "heron " * 300})
+
+        worker = threading.Thread(target=more, daemon=True)
+        worker.start()
+        deadline = time.monotonic() + 30
+        while len(list((repo / ".ccmemory" / "facts").glob("*.md"))) < 8:
+            assert time.monotonic() < deadline, "the server stopped writing"
+            time.sleep(0.01)
+        os.kill(pid, signal.SIGKILL)
+        worker.join(timeout=30)
+    finally:
+        with contextlib.suppress(BaseException):
+            client.close()
+    vault = Vault(repo)
+    written = sorted((repo / ".ccmemory" / "facts").glob("*.md"))
+    assert len(written) >= 8 and sorted(vault.iter_paths()) == written
+    for path in written:
+        assert vault.read(path).title.startswith("Heron count")
+    report = json.loads(_run(repo, "reindex", "--json").stdout)
+    assert report["errors"] == [] and report["added"] + report["unchanged"] >= 8

@@ -283,6 +283,22 @@ def test_hook_recall_path_stays_lean(vault: Path) -> None:
         assert heavy not in imported, heavy
 
 
+def test_chatter_is_told_apart_before_anything_heavy_loads(vault: Path) -> None:
+    """The chatter check runs before ranking and needs neither the stemmer nor the index."""
+    payload = _payload(vault, hook_event_name="UserPromptSubmit", prompt="run the tests again")
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "ccmemory", "hook", "UserPromptSubmit"],
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        cwd=vault,
+        env=hook_env(CCMEMORY_NO_WORKER="1"),
+    )
+    assert proc.returncode == 0 and not proc.stdout.strip()
+    imported = {ln.split("|")[-1].strip() for ln in proc.stderr.decode().splitlines()}
+    for heavy in ("snowballstemmer", "ccmemory.index.sqlite", "ccmemory.retrieval.search", "sqlite3"):
+        assert heavy not in imported, heavy
+
+
 def test_broken_index_never_blocks_the_prompt(vault: Path) -> None:
     db = vault / ".ccmemory" / "local" / "index.db"
     db.write_bytes(b"this is not a database" * 100)

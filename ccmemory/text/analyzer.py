@@ -54,9 +54,14 @@ def stem(word: str) -> str:
         return _load_stemmer()(word)
 
 
+def words(text: str) -> list[str]:
+    """The folded words of ``text`` that are not stopwords, in order, before stemming."""
+    return [w for w in _WORD.findall(fold(text)) if len(w) <= MAX_WORD and w not in STOPWORDS]
+
+
 def terms(text: str) -> list[str]:
     """The analysed terms of ``text`` in order, repeats kept (what the index stores)."""
-    return [stem(w) for w in _WORD.findall(fold(text)) if len(w) <= MAX_WORD and w not in STOPWORDS]
+    return [stem(w) for w in words(text)]
 
 
 def analyse(text: str) -> str:

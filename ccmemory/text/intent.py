@@ -83,30 +83,6 @@ def is_task(query: str) -> bool:
     return _TASK.match(query) is not None
 
 
-#: A question's lead word (or a closing "?"): an asked question, not an instruction.
-_QUESTION = re.compile(
-    r"^\s*(?:what|why|how|where|when|who|which|whose|is|are|do|does|did|can|could|should|"
-    r"have|has|was|were|will|would)\b",
-    re.IGNORECASE,
-)
-#: The prompt says it wants general knowledge or a bit of writing, not this project's: "in
-#: general", a joke or a poem. Recall stays silent even when a memory shares its topic.
-_GENERAL = re.compile(
-    r"\b(?:in general|generally speaking|in general terms|jokes?|poems?|haikus?|limericks?|riddles?)\b",
-    re.IGNORECASE,
-)
-
-
-def is_question(query: str) -> bool:
-    """True when the query is asked as a question (a closing "?" or a question's lead word)."""
-    return query.rstrip().endswith("?") or _QUESTION.match(query) is not None
-
-
-def asks_general(query: str) -> bool:
-    """True when the query says it is about things in general (or asks for a joke or a poem)."""
-    return _GENERAL.search(query) is not None
-
-
 def wanted_types(query: str) -> set[str]:
     """The memory types the query's wording asks for (empty when it names none); a task prompt
     asks for what to check before acting (CHECK_FIRST)."""
