@@ -68,6 +68,7 @@ MCP_CODES: dict[str, str] = {
     "CacheError": "cache_failed",
     "FetchError": "fetch_failed",
     "PdfError": "bad_file",
+    "_TooSlow": "bad_file",  # internal to reference/pdf.py, never escapes it
     "ReferenceUnavailable": "unsupported",
     "SiteError": "site_failed",
     "NoPdfRenderer": "unsupported",

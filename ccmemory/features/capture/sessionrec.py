@@ -34,12 +34,16 @@ def from_transcript(
     live: bool = False,
     publish: int | None = None,
     notes: list[str] | None = None,
+    summarize_with: Any = None,
+    final: bool = False,
 ) -> tuple[dict[str, Any] | None, int]:
     """(record written or None, bad transcript lines skipped). `memories` is a capture Store
     (its memories whose `session` is this one are listed). `live`: the session is running or just
     ended (the capture worker), so HEAD is its end commit. `publish`: None, or publish the summary
     under `.ccmemory/sessions/` with that many prompts (0 = none); what publishing could not do
-    is appended to `notes`."""
+    is appended to `notes`. `summarize_with`: the LLM call for the summary
+    (ccmemory.features.capture.sessionsummary; None: the rules summary, or an earlier LLM one);
+    `final`: the session ended or is compacting."""
     from ccmemory.features.capture.events import merge_events
     from ccmemory.features.capture.transcript import read_records, to_events
     from ccmemory.features.sessions import record, store
@@ -71,6 +75,9 @@ def from_transcript(
     rec["bad_lines"] = bad
     rec["updated"] = record.now_iso()
     _commits_and_state(root, rec, live)
+    from ccmemory.features.capture.sessionsummary import apply as llm_summary
+
+    llm_summary(rec, store.read_exact(root, session), summarize_with, final=final)
     if publish is not None:
         from ccmemory.features.sessions.publish import publish as publish_one
 

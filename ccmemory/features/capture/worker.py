@@ -131,6 +131,7 @@ class Worker:
 
             session = str(job["session"])
             spooled, _ = spool.read_range(self.paths.spool(session), 0)
+            call, final = self._summary_call(session, job)
             tpath = job.get("transcript_path")
             notes: list[str] = []
             _, bad = from_transcript(
@@ -144,6 +145,8 @@ class Worker:
                 live=True,
                 publish=self.settings.sessions_publish_prompts if self.settings.sessions_publish else None,
                 notes=notes,
+                summarize_with=call,
+                final=final,
             )
             for note in notes:
                 log.info("session %s: %s", session, note)
@@ -153,6 +156,18 @@ class Worker:
             from ccmemory.core.redact import redact
 
             log.warning("session record for job %s skipped: %s", job.get("session"), redact(str(exc)))
+
+    def _summary_call(self, session: str, job: dict[str, Any]) -> tuple[Any, bool]:
+        """(the budgeted LLM call for the session's summary or None, whether the session is over)."""
+        from ccmemory.features.capture.sessionsummary import FINAL_TRIGGERS, budgeted_call
+
+        trigger = str(job.get("trigger") or "").split(":")[0]
+        if trigger not in ("Stop", *FINAL_TRIGGERS):  # a prompt's job: no summary call
+            return None, False
+        from ccmemory.features.capture.usage import Budget
+
+        call = budgeted_call(self.choice, self.settings, Budget(self.paths, session, self.settings))
+        return call, trigger in FINAL_TRIGGERS
 
     def _apply_slowly(self, plan: Any, pause: float) -> None:
         """Test aid (CCMEMORY_WORKER_TEST_PAUSE): write one memory at a time with a pause, so a

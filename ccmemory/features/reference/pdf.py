@@ -39,8 +39,8 @@ class PdfText:
     pages: int
 
 
-class _TooSlow(Exception):
-    pass
+class _TooSlow(CcmemoryError):
+    """Internal: the time limit ran out inside pypdf's text visitor (caught in this module)."""
 
 
 def _page_lines(page: Any, deadline: float = float("inf")) -> list[tuple[str, float]]:

@@ -43,6 +43,7 @@ EXIT_CODES: dict[str, int] = {
     "CacheError": EXIT_FAILURE,
     "FetchError": EXIT_FAILURE,
     "PdfError": EXIT_FAILURE,
+    "_TooSlow": EXIT_FAILURE,  # internal to reference/pdf.py, never escapes it
     "ReferenceUnavailable": EXIT_FAILURE,
     "SiteError": EXIT_FAILURE,
     "NoPdfRenderer": EXIT_FAILURE,

@@ -35,6 +35,8 @@ class TestProvider:
             text = self.script.pop(0) if self.script else "{}"
         elif "SUPERSEDE-CHECK" in system:
             text = self._supersede(prompt)
+        elif "SESSION-SUMMARY" in system:  # writes no summary unless scripted: the rules one stays
+            text = "{}"
         else:
             heads = list(_SEGMENT.finditer(prompt))
             memories: list[dict] = []
