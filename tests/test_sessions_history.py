@@ -290,3 +290,48 @@ def test_a_memory_links_to_its_session_in_show_and_mcp(tmp_path: Path, run_cli: 
         assert got["session_uri"] == uri
         one = client.call("sessions", {"action": "get", "id": got["session_uri"]})
         assert one["session"]["id"] == "link-sess-1" and one["session"]["memories"] == [mid]
+
+
+# --- timeline --------------------------------------------------------------------------------------
+
+
+def test_a_timeline_around_a_query_a_session_or_a_memory(tmp_path: Path, run_cli: RunCli) -> None:
+    from tests._mcp_client import SyncClient
+    from tests._mcp_client import make_repo as mcp_repo
+
+    repo = mcp_repo(tmp_path / "repo")
+    topics = ["set up the billing export", "fix the flaky login test", "add dark mode to the console",
+              "rotate the staging database password", "write the release notes"]  # fmt: skip
+    for i, prompt in enumerate(topics):
+        write_transcript(
+            tmp_path / "t" / f"s{i}.jsonl", f"tl-sess-{i}", [{"prompt": prompt}], day=f"2026-03-0{i + 1}"
+        )
+    mid, _ = add_memory(repo, "Dark mode follows the system setting", "decision", session="tl-sess-2")
+    _import(run_cli, repo, tmp_path / "t")
+    run_cli(repo, "reindex", "--no-embed")
+
+    def ids(*args: str) -> list[tuple[str, bool]]:
+        out = json.loads(run_cli(repo, "sessions", "timeline", *args, "--json").stdout)["sessions"]
+        return [(r["id"], bool(r.get("anchor"))) for r in out]
+
+    want = [("tl-sess-1", False), ("tl-sess-2", True), ("tl-sess-3", False)]
+    assert ids("dark mode console", "--around", "1", "--text-only") == want  # oldest first
+    assert ids("--session", "ccmemory://session/tl-sess-2", "--around", "1") == want
+    assert ids("--memory", mid, "--around", "1") == want
+    assert [i for i, _ in ids("--session", "tl-sess-0")] == [
+        "tl-sess-0",
+        "tl-sess-1",
+        "tl-sess-2",
+    ]  # the edge
+    text = run_cli(repo, "sessions", "timeline", "--session", "tl-sess-2", "--around", "1").stdout
+    assert "> tl-sess-2" in text and "  tl-sess-1" in text
+    bad = run_cli(repo, "sessions", "timeline", "--session", "nope", check=False)
+    assert bad.returncode == 1 and "no session record 'nope'" in bad.stderr and "Traceback" not in bad.stderr
+    assert run_cli(repo, "sessions", "timeline", check=False).returncode == 2  # nothing to anchor on
+    with SyncClient.stdio(repo, env={"CCMEMORY_MCP_TOOLS": "full"}) as client:
+        got = client.call("sessions", {"action": "timeline", "id": "tl-sess-4", "limit": 1})
+        assert [(r["id"], bool(r.get("anchor"))) for r in got["sessions"]] == [
+            ("tl-sess-3", False),
+            ("tl-sess-4", True),
+        ]
+        assert client.error("sessions", {"action": "timeline", "id": "nope"})["code"] == "not_found"

@@ -75,3 +75,38 @@ def session_ref(text: str) -> str:
     """A session id from an id, a prefix or a `ccmemory://session/<id>` link."""
     text = text.strip()
     return text[len(URI_PREFIX) :].strip("/") if text.lower().startswith(URI_PREFIX) else text
+
+
+def timeline(
+    root: Path,
+    *,
+    query: str | None = None,
+    session: str | None = None,
+    around: int = 2,
+    semantic: bool = True,
+) -> tuple[list[dict[str, Any]], str | None]:
+    """The sessions just before and after an anchor, oldest first, the anchor marked
+    (`anchor: true`): the session ``session`` names (an id, a prefix or a link; for a memory, the
+    session that captured it), else the best match of ``query``. ([], why) when there is none."""
+    recs = store.all_records(root)
+    anchor_id: str | None = None
+    if session:
+        found = get(root, session)
+        anchor_id = str(found["id"]) if found else None
+        if anchor_id is None:
+            return [], f"no session record {session_ref(session)!r}"
+    elif query and query.strip():
+        rows, _ = search.hybrid(query, recs, root, limit=1, semantic=semantic)
+        if not rows:
+            return [], "no session matches"
+        anchor_id = str(rows[0][0]["id"])
+    else:
+        return [], "give a query, a session or a memory"
+    ordered = recs[::-1]  # oldest first
+    at = next((i for i, r in enumerate(ordered) if r["id"] == anchor_id), None)
+    if at is None:  # an archived anchor: shown alone
+        rec = get(root, anchor_id)
+        return ([{**brief(rec), "anchor": True, "archived": True}] if rec else []), None
+    around = max(0, around)
+    window = ordered[max(0, at - around) : at + around + 1]
+    return [{**brief(r), **({"anchor": True} if r["id"] == anchor_id else {})} for r in window], None

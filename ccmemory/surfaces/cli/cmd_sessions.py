@@ -1,4 +1,4 @@
-"""`ccmemory sessions list|show|search|prune|archive|publish`: the session history
+"""`ccmemory sessions list|show|search|timeline|prune|archive|publish`: the session history
 (docs/sessions.md)."""
 
 from __future__ import annotations
@@ -72,6 +72,61 @@ def search_cmd(query: str, since: str | None, limit: int, text_only: bool, as_js
     if notice and not text_only:
         click.echo(f"note: {notice}", err=True)
     _echo_briefs(rows, as_json, "No session matches.")
+
+
+@sessions_cmd.command("timeline")
+@click.argument("query", required=False)
+@click.option("--memory", "memory_id", metavar="ID", help="Around the session that captured this memory.")
+@click.option("--session", "session_id", metavar="ID", help="Around this session (an id, prefix or link).")
+@click.option(
+    "--around", type=click.IntRange(0, 50), default=2, show_default=True, help="Sessions on each side."
+)
+@click.option("--text-only", is_flag=True, help="Find QUERY's session by BM25 only (no model is loaded).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def timeline_cmd(
+    query: str | None,
+    memory_id: str | None,
+    session_id: str | None,
+    around: int,
+    text_only: bool,
+    as_json: bool,
+) -> None:
+    """The sessions before and after one, oldest first: the best match of QUERY, the session
+    that captured --memory ID, or --session ID. The anchor is marked with `>`."""
+    from ccmemory.features.sessions.service import timeline
+
+    if sum(x is not None for x in (query, memory_id, session_id)) != 1:
+        raise click.UsageError("give one of QUERY, --memory ID or --session ID")
+    root = _root()
+    if memory_id is not None:
+        session_id = _memory_session(memory_id)
+    rows, why = timeline(root, query=query, session=session_id, around=around, semantic=not text_only)
+    if as_json:
+        click.echo(
+            json.dumps({"sessions": rows, **({"note": why} if why else {})}, indent=2, ensure_ascii=False)
+        )
+        return
+    if not rows:
+        raise click.ClickException(why or "no session found")
+    for r in rows:
+        when = str(r.get("end") or r.get("start") or "?")[:16].replace("T", " ")
+        mark = ">" if r.get("anchor") else " "
+        click.echo(f"{mark} {r['id']}  {when}  {r.get('branch') or '-'}")
+        click.echo(f"    {r['summary']}")
+
+
+def _memory_session(memory_id: str) -> str:
+    """The session a memory was captured in (its `session` field)."""
+    from ccmemory.surfaces.cli.common import service
+
+    with service() as svc:
+        mem = svc.get(memory_id)
+    if mem is None:
+        raise click.ClickException(f"no memory {memory_id!r}, or the prefix names several (ccmemory search)")
+    session = mem.session
+    if not session:
+        raise click.ClickException(f"memory {memory_id} names no session (it was not captured in one)")
+    return str(session)
 
 
 @sessions_cmd.command("show")

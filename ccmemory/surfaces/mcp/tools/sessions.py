@@ -27,6 +27,11 @@ def sessions(
         if rec is None:
             raise ToolFailure("not_found", f"no session record {id!r}", "action 'list' shows the ids")
         return {"session": rec}
+    if action == "timeline":
+        rows, why = service.timeline(root, query=query, session=id, around=min(limit, 10))
+        if not rows:
+            raise ToolFailure("not_found", why or "no session found", "give a query or a session id")
+        return {"sessions": rows, "hint": "oldest first; the anchor is marked; details: action 'get'"}
     if action == "search":
         if not query or not query.strip():
             raise ToolFailure("invalid_argument", "action 'search' needs a query")
@@ -43,11 +48,12 @@ def register(tool: Tool, server: MCPServer, be: Backend) -> None:
     @tool(
         "Past Claude Code sessions of this repository (local history): 'list' (newest first) or "
         "'search' (query over prompts and summaries) give ids and summaries; 'get' one session's "
-        "prompts, files, commands, errors and memories (id: an id or ccmemory://session/<id>).",
+        "prompts, files, commands, errors and memories (id: an id or ccmemory://session/<id>); "
+        "'timeline' the sessions around `id` or the best match of `query`.",
         name="sessions",
     )
     def sessions_tool(
-        action: Literal["list", "search", "get"] = "list",
+        action: Literal["list", "search", "get", "timeline"] = "list",
         query: str | None = None,
         id: str | None = None,
         limit: Annotated[int, Field(ge=1, le=50)] = 10,
