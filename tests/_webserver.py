@@ -33,7 +33,7 @@ def serve(routes: dict[str, Route]) -> Iterator[str]:
         def log_message(self, *args: object) -> None:
             pass
 
-    with _running(ThreadingHTTPServer(("127.0.0.1", 0), Handler)) as base:
+    with running(ThreadingHTTPServer(("127.0.0.1", 0), Handler)) as base:
         yield base
 
 
@@ -46,12 +46,13 @@ def serve_folder(folder: str | Path) -> Iterator[str]:
             pass
 
     handler = functools.partial(Quiet, directory=str(folder))
-    with _running(ThreadingHTTPServer(("127.0.0.1", 0), handler)) as base:
+    with running(ThreadingHTTPServer(("127.0.0.1", 0), handler)) as base:
         yield base
 
 
 @contextmanager
-def _running(server: ThreadingHTTPServer) -> Iterator[str]:
+def running(server: ThreadingHTTPServer) -> Iterator[str]:
+    """Serve ``server`` from a thread; yields its base URL, shuts it down after."""
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

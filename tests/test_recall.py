@@ -254,10 +254,9 @@ def test_a_command_recalls_what_applies_to_its_words(vault: Path) -> None:
     assert paths.command_words("cd infra/terraform") == ""
 
 
-def test_hook_recall_path_stays_lean(vault: Path) -> None:
-    payload = _payload(
-        vault, hook_event_name="UserPromptSubmit", prompt="speed up the invoice export to the ERP"
-    )
+def _prompt_imports(vault: Path, prompt: str) -> tuple[subprocess.CompletedProcess[bytes], set[str]]:
+    """The UserPromptSubmit hook run with `-X importtime`: (the process, the modules it imported)."""
+    payload = _payload(vault, hook_event_name="UserPromptSubmit", prompt=prompt)
     proc = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "ccmemory", "hook", "UserPromptSubmit"],
         input=json.dumps(payload).encode(),
@@ -265,8 +264,12 @@ def test_hook_recall_path_stays_lean(vault: Path) -> None:
         cwd=vault,
         env=hook_env(CCMEMORY_NO_WORKER="1"),
     )
+    return proc, {ln.split("|")[-1].strip() for ln in proc.stderr.decode().splitlines()}
+
+
+def test_hook_recall_path_stays_lean(vault: Path) -> None:
+    proc, imported = _prompt_imports(vault, "speed up the invoice export to the ERP")
     assert proc.returncode == 0 and b"ERP gateway" in proc.stdout
-    imported = {ln.split("|")[-1].strip() for ln in proc.stderr.decode().splitlines()}
     for heavy in (
         "numpy",
         "onnxruntime",
@@ -285,16 +288,8 @@ def test_hook_recall_path_stays_lean(vault: Path) -> None:
 
 def test_chatter_is_told_apart_before_anything_heavy_loads(vault: Path) -> None:
     """The chatter check runs before ranking and needs neither the stemmer nor the index."""
-    payload = _payload(vault, hook_event_name="UserPromptSubmit", prompt="run the tests again")
-    proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "ccmemory", "hook", "UserPromptSubmit"],
-        input=json.dumps(payload).encode(),
-        capture_output=True,
-        cwd=vault,
-        env=hook_env(CCMEMORY_NO_WORKER="1"),
-    )
+    proc, imported = _prompt_imports(vault, "run the tests again")
     assert proc.returncode == 0 and not proc.stdout.strip()
-    imported = {ln.split("|")[-1].strip() for ln in proc.stderr.decode().splitlines()}
     for heavy in ("snowballstemmer", "ccmemory.index.sqlite", "ccmemory.retrieval.search", "sqlite3"):
         assert heavy not in imported, heavy
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import threading
 import time
 import zlib
 from collections.abc import Iterator
@@ -16,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests._webserver import running
 from tests.conftest import cli_env
 
 ARTICLE = b"<p>" + b"Otters keep their holts near running water and line them with grass. " * 20 + b"</p>"
@@ -86,13 +86,8 @@ def server() -> Iterator[str]:
     Hostile.bomb = _gzip_bomb(300)  # 300 MB once decompressed, 0.3 MB on the wire
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Hostile)
     httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with running(httpd) as base:
+        yield base
 
 
 def cache(repo: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], float]:

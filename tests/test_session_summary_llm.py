@@ -124,8 +124,9 @@ def test_the_worker_writes_the_models_summary_through_the_sdk_over_http(tmp_path
     to a local HTTP server that answers with recorded Messages API bodies (the SDK's own
     transport, ANTHROPIC_BASE_URL): the record's summary is the model's, and what was sent for it
     holds no secret."""
-    import threading
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from tests._webserver import running
 
     seen: list[dict[str, Any]] = []
 
@@ -144,9 +145,7 @@ def test_the_worker_writes_the_models_summary_through_the_sdk_over_http(tmp_path
         def log_message(self, *args: Any) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
+    with running(ThreadingHTTPServer(("127.0.0.1", 0), Handler)) as url:
         repo = make_repo(tmp_path)
         prompt = f"rename the retry helper, the key is {SECRETS['github']}"
         t = write_transcript(
@@ -158,7 +157,7 @@ def test_the_worker_writes_the_models_summary_through_the_sdk_over_http(tmp_path
         env = hook_env(
             CCMEMORY_PROVIDER="anthropic",
             ANTHROPIC_API_KEY="sk-ant-api03-test-key-not-real-000000000000",
-            ANTHROPIC_BASE_URL=f"http://127.0.0.1:{server.server_address[1]}",
+            ANTHROPIC_BASE_URL=url,
         )
         base = {"session_id": "llm-sum-1", "transcript_path": str(t), "cwd": str(repo)}
         run_hook(
@@ -166,8 +165,6 @@ def test_the_worker_writes_the_models_summary_through_the_sdk_over_http(tmp_path
         )
         run_hook("Stop", {**base, "hook_event_name": "Stop"}, repo, env)
         wait_for_worker(repo)
-    finally:
-        server.shutdown()
     rec = json.loads((repo / ".ccmemory/local/sessions/llm-sum-1.json").read_text())
     assert rec["summary_source"] == "llm" and rec["summary"].startswith("Asked: Rename the retry helper.")
     assert rec["summary_rules"].startswith("Asked: rename the retry helper")  # the rules one, kept

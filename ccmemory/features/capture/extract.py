@@ -40,7 +40,7 @@ from ccmemory.features.capture.segment import Segment
 from ccmemory.features.capture.settings import CaptureSettings
 from ccmemory.features.capture.signals import classify_all
 from ccmemory.features.capture.store import Existing, Store
-from ccmemory.features.capture.usage import Budget
+from ccmemory.features.capture.usage import Budget, budgeted_complete
 
 log = logging.getLogger("ccmemory.features.capture")
 
@@ -265,22 +265,12 @@ class Planner:
     ) -> Completion | None:
         """One budgeted LLM call. None when over budget. ProviderError propagates (retry)."""
         assert self.choice.provider is not None
-        system, prompt = redact(system), redact(prompt)  # last line of defence
-        if self.budget is not None:
-            ok, why = self.budget.allows(len(prompt) // 4 + max_tokens)
-            if not ok:
-                log.info("LLM call skipped: %s", why)
-                return None
-        try:
-            completion = self.choice.provider.complete(system, prompt, model=model, max_tokens=max_tokens)
-        except ProviderError as exc:
-            if self.budget is not None:
-                self.budget.record(None, provider=self.choice.name, purpose=purpose, ok=False, note=str(exc))
-            raise
-        self.calls += 1
-        self.input_tokens += completion.input_tokens
-        if self.budget is not None:
-            self.budget.record(completion, provider=self.choice.name, purpose=purpose, ok=True)
+        completion = budgeted_complete(
+            self.choice, self.budget, system, prompt, model=model, max_tokens=max_tokens, purpose=purpose
+        )
+        if completion is not None:
+            self.calls += 1
+            self.input_tokens += completion.input_tokens
         return completion
 
     def plan(self, seg: Segment, ctx: Context) -> Plan:

@@ -40,7 +40,6 @@ SYSTEM = (
     "Never include secrets, credentials or personal data."
 )
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u2028\u2029]")
 _OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 
 #: (system, prompt) -> the reply's text, or None when the call was not made (over budget)
@@ -71,6 +70,7 @@ def _key(text: str) -> str:
 
 def parse(reply: str) -> str | None:
     """The summary line from the model's reply, or None when it is unusable."""
+    from ccmemory.core.plaintext import strip_control
     from ccmemory.core.redact import redact
 
     m = _OBJECT.search(reply or "")
@@ -87,7 +87,7 @@ def parse(reply: str) -> str | None:
         value = data.get(part)
         if not isinstance(value, str):
             continue
-        text = " ".join(_CONTROL.sub("", redact(value)).split())[:MAX_PART_CHARS].rstrip(" .")
+        text = " ".join(strip_control(redact(value)).split())[:MAX_PART_CHARS].rstrip(" .")
         if text:
             out.append(f"{part.capitalize()}: {text}.")
     return " ".join(out) or None
@@ -148,20 +148,17 @@ def budgeted_call(choice: Any, settings: Any, budget: Any) -> Call | None:
         return None
 
     def call(system: str, prompt: str) -> str | None:
-        from ccmemory.core.redact import redact
+        from ccmemory.features.capture.usage import budgeted_complete
 
-        system, prompt = redact(system), redact(prompt)  # the last line of defence
-        ok, why = budget.allows(len(prompt) // 4 + MAX_TOKENS)
-        if not ok:
-            log.info("session summary by the LLM skipped: %s", why)
-            return None
-        model = settings.signal_model
-        try:
-            done = choice.provider.complete(system, prompt, model=model, max_tokens=MAX_TOKENS)
-        except Exception as exc:
-            budget.record(None, provider=choice.name, purpose="session-summary", ok=False, note=str(exc))
-            raise
-        budget.record(done, provider=choice.name, purpose="session-summary", ok=True)
-        return str(done.text)
+        done = budgeted_complete(
+            choice,
+            budget,
+            system,
+            prompt,
+            model=settings.signal_model,
+            max_tokens=MAX_TOKENS,
+            purpose="session-summary",
+        )
+        return None if done is None else str(done.text)
 
     return call

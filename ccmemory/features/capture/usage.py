@@ -64,3 +64,38 @@ class Budget:
         if note:
             entry["note"] = note[:200]
         spool.append(self.paths.usage, entry, fsync=False)
+
+
+def budgeted_complete(
+    choice: Any,
+    budget: Budget | None,
+    system: str,
+    prompt: str,
+    *,
+    model: str,
+    max_tokens: int,
+    purpose: str,
+) -> Completion | None:
+    """One LLM call through ``choice.provider`` inside the session's budget (None: over budget,
+    nothing sent). Both texts are redacted once more on the way out; the call and its tokens are
+    recorded, a failed one too. ProviderError propagates (the caller retries or falls back)."""
+    import logging
+
+    from ccmemory.core.redact import redact
+    from ccmemory.features.capture.providers.base import ProviderError
+
+    system, prompt = redact(system), redact(prompt)  # last line of defence
+    if budget is not None:
+        ok, why = budget.allows(len(prompt) // 4 + max_tokens)
+        if not ok:
+            logging.getLogger("ccmemory.features.capture").info("LLM call (%s) skipped: %s", purpose, why)
+            return None
+    try:
+        completion = choice.provider.complete(system, prompt, model=model, max_tokens=max_tokens)
+    except ProviderError as exc:
+        if budget is not None:
+            budget.record(None, provider=choice.name, purpose=purpose, ok=False, note=str(exc))
+        raise
+    if budget is not None:
+        budget.record(completion, provider=choice.name, purpose=purpose, ok=True)
+    return completion

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ccmemory.core.plaintext import strip_control
 from ccmemory.core.redact import redact
 from ccmemory.features.sessions.store import VAULT_DIR, safe_name
 
@@ -35,7 +36,6 @@ FOLDER = "sessions"
 MAX_FILES = 50
 MAX_PROMPT_CHARS = 300
 MAX_PROMPTS = 20
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u2028\u2029]")
 _INLINE = re.compile(r"([\\`*_\[\]<>&!|~#{}])")  # what starts markup inside a line
 _LEAD = re.compile(r"\A(?:([-+=>])|(\d+)([.)]))")  # what starts a block at the line's start
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}\Z")
@@ -50,7 +50,7 @@ class Published:
 
 def _text(value: Any, limit: int = 2000) -> str:
     """Redacted, without control characters, cut at `limit`."""
-    out = _CONTROL.sub("", redact(str(value or "")))
+    out = strip_control(redact(str(value or "")))
     return out if len(out) <= limit else out[: limit - 1] + "…"
 
 

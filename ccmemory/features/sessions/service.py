@@ -89,12 +89,12 @@ def timeline(
     (`anchor: true`): the session ``session`` names (an id, a prefix or a link; for a memory, the
     session that captured it), else the best match of ``query``. ([], why) when there is none."""
     recs = store.all_records(root)
-    anchor_id: str | None = None
+    found: dict[str, Any] | None = None
     if session:
         found = get(root, session)
-        anchor_id = str(found["id"]) if found else None
-        if anchor_id is None:
+        if found is None:
             return [], f"no session record {session_ref(session)!r}"
+        anchor_id = str(found["id"])
     elif query and query.strip():
         rows, _ = search.hybrid(query, recs, root, limit=1, semantic=semantic)
         if not rows:
@@ -104,9 +104,8 @@ def timeline(
         return [], "give a query, a session or a memory"
     ordered = recs[::-1]  # oldest first
     at = next((i for i, r in enumerate(ordered) if r["id"] == anchor_id), None)
-    if at is None:  # an archived anchor: shown alone
-        rec = get(root, anchor_id)
-        return ([{**brief(rec), "anchor": True, "archived": True}] if rec else []), None
+    if at is None:  # an archived anchor (named by `session`, so `found`): shown alone
+        return ([{**brief(found), "anchor": True, "archived": True}] if found else []), None
     around = max(0, around)
     window = ordered[max(0, at - around) : at + around + 1]
     return [{**brief(r), **({"anchor": True} if r["id"] == anchor_id else {})} for r in window], None

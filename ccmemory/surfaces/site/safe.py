@@ -26,7 +26,8 @@ from urllib.parse import unquote
 import mistune
 from mistune import HTMLRenderer
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u2028\u2029]")
+from ccmemory.core.plaintext import strip_control
+
 _SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.\-]*):")
 SAFE_SCHEMES = frozenset({"http", "https", "mailto"})
 
@@ -38,7 +39,7 @@ def clean(value: Any) -> str:
     """Untrusted value -> text without control characters (tabs and newlines kept)."""
     if value is None:
         return ""
-    return _CONTROL.sub("", str(value))
+    return strip_control(str(value))
 
 
 def escape(value: Any) -> str:
