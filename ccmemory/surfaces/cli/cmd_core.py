@@ -337,7 +337,9 @@ def show(ref: str, as_json: bool, at: str | None) -> None:
             data = asdict(m)
             data["uri"] = m.uri
             if m.session:
-                data["session_uri"] = f"ccmemory://session/{m.session}"
+                from ccmemory.features.sessions.service import uri as session_uri
+
+                data["session_uri"] = session_uri(m.session)
             data["superseded_by"] = [e.src for e in incoming if e.type == "SUPERSEDES"]
             data["incoming"] = [asdict(e) for e in incoming]
             data["outgoing"] = [asdict(e) for e in outgoing]
@@ -351,7 +353,9 @@ def show(ref: str, as_json: bool, at: str | None) -> None:
         click.echo(f"{m.type} · {m.status} · {m.created} · {m.author or 'unknown author'}")
         click.echo(f"{short[m.id]}  {display_path(svc.vault.root, m.path)}  {m.uri}")
         if m.session:  # `ccmemory sessions show` reads the link
-            click.echo(f"captured in ccmemory://session/{m.session}")
+            from ccmemory.features.sessions.service import uri as session_uri
+
+            click.echo(f"captured in {session_uri(m.session)}")
         if is_provisional(m.id):
             notice(f"{m.path} has no id yet: run `ccmemory check --fix` (or commit with the hook)")
         sup = [short[e.src] for e in incoming if e.type == "SUPERSEDES"]

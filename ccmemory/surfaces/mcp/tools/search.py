@@ -147,7 +147,9 @@ def get_memory(svc: Service, ref_: str) -> dict[str, Any]:
         if e.dst == m.id and e.src != m.id
     ][:50]
     if m.session:  # the session that produced it: the `sessions` tool (action 'get') resolves it
-        out["session_uri"] = f"ccmemory://session/{m.session}"
+        from ccmemory.features.sessions.service import uri as session_uri
+
+        out["session_uri"] = session_uri(m.session)
     return out
 
 
