@@ -80,7 +80,8 @@ def main() -> None:
                 title=f"Global rule {i} about style",
                 created=datetime.now(UTC).replace(microsecond=0),
                 author="b@x",
-            )
+            ),
+            service=Service,
         )
     related = [RelatedProject(n, "technical", roots[n]) for n in ("rel1", "rel2")]
     plain = Service(Vault(roots["app"]), Config(project="app", user_id="bench@example.com"))

@@ -15,6 +15,7 @@ import httpx2 as httpx
 import pytest
 from click.testing import CliRunner
 
+from ccmemory.app.service import Service
 from ccmemory.core.vault import Vault
 from ccmemory.features.capture.backfill import import_path
 from ccmemory.features.capture.extract import Context, Planner, apply_plan
@@ -38,7 +39,7 @@ def ctx(repo: Path, key: str, session: str = "s1") -> Context:
 
 
 def rules_planner(repo: Path) -> Planner:
-    return Planner(Store(Vault(repo)), Choice("rules", "r"), CaptureSettings(), None)
+    return Planner(Store(Vault(repo), service=Service), Choice("rules", "r"), CaptureSettings(), None)
 
 
 def transcript(turns: list[str], session: str = "s12") -> list[dict[str, Any]]:
@@ -119,7 +120,7 @@ def test_scenario1_second_decision_supersedes_through_the_hooks(tmp_path: Path) 
 def test_scenario1_both_commands_in_one_segment(tmp_path: Path, provider: str) -> None:
     repo = make_repo(tmp_path)
     choice = Choice("rules", "r") if provider == "rules" else Choice("test", "t", TestProvider())
-    p = Planner(Store(Vault(repo)), choice, CaptureSettings(), None)
+    p = Planner(Store(Vault(repo), service=Service), choice, CaptureSettings(), None)
     seg = build(
         [{"k": "prompt", "text": f"/decision {FIRST}"}, {"k": "prompt", "text": f"/decision {SECOND}"}]
     )
@@ -244,7 +245,12 @@ def test_scenario3_plain_statement_reaches_the_anthropic_model(tmp_path: Path) -
         ]
     }
     provider, rec = anthropic_with([httpx.Response(200, json=messages_response(json.dumps(reply)))])
-    p = Planner(Store(Vault(repo)), Choice("anthropic", "recorded", provider), CaptureSettings(), None)
+    p = Planner(
+        Store(Vault(repo), service=Service),
+        Choice("anthropic", "recorded", provider),
+        CaptureSettings(),
+        None,
+    )
     seg = build(
         [
             {"k": "prompt", "text": "Now we switch to Kafka for events, because of scale."},
@@ -274,7 +280,12 @@ def test_llm_pair_check_decides_duplicate_and_supersedes(tmp_path: Path) -> None
             httpx.Response(200, json=messages_response(json.dumps(pairs))),
         ]
     )
-    p = Planner(Store(Vault(repo)), Choice("anthropic", "recorded", provider), CaptureSettings(), None)
+    p = Planner(
+        Store(Vault(repo), service=Service),
+        Choice("anthropic", "recorded", provider),
+        CaptureSettings(),
+        None,
+    )
     plan = p.plan(build([{"k": "prompt", "text": "move the bus to kafka"}]), ctx(repo, "b"))
     assert len(rec.requests) == 2
     assert "SUPERSEDE-CHECK" in json.loads(rec.requests[1].content)["system"]
@@ -293,7 +304,7 @@ def test_scenario4_rules_import_then_llm_import_calls_the_llm(tmp_path: Path) ->
         ),
     )
     settings = CaptureSettings()
-    store = Store(Vault(repo))
+    store = Store(Vault(repo), service=Service)
     first = import_path(repo, src, choice=Choice("rules", "r"), settings=settings, store=store)
     assert first.segments == 2 and first.written == [] and first.llm_calls == 0
     again = import_path(repo, src, choice=Choice("rules", "r"), settings=settings, store=store)

@@ -9,6 +9,7 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
+from ccmemory.app.service import Service
 from ccmemory.core.vault import Vault
 from ccmemory.features.capture.extract import Context, Planner, apply_plan
 from ccmemory.features.capture.providers.choose import Choice
@@ -39,7 +40,7 @@ def ctx(repo: Path, key: str) -> Context:
 
 def planner(repo: Path, provider: TestProvider | None = None, **settings: object) -> Planner:
     choice = Choice("test", "t", provider or TestProvider())
-    return Planner(Store(Vault(repo)), choice, CaptureSettings(**settings), None)  # type: ignore[arg-type]
+    return Planner(Store(Vault(repo), service=Service), choice, CaptureSettings(**settings), None)  # type: ignore[arg-type]
 
 
 def new_memory(repo: Path, mtype: str, title: str, body: str = "") -> Path:
@@ -172,7 +173,7 @@ def test_rules_only_provider(tmp_path: Path) -> None:
             {"k": "prompt", "text": "make it faster"},
         ]
     )
-    p = Planner(Store(Vault(repo)), Choice("rules", "r"), CaptureSettings(), None)
+    p = Planner(Store(Vault(repo), service=Service), Choice("rules", "r"), CaptureSettings(), None)
     plan = p.plan(seg, ctx(repo, "j7"))
     got = sorted((m["type"], m["title"]) for m in plan.memories)
     assert got == [
@@ -214,7 +215,7 @@ def test_apply_is_idempotent(tmp_path: Path) -> None:
     p = planner(repo)
     plan = p.plan(seg, ctx(repo, "j9"))
     first, _ = apply_plan(plan, p.store)
-    second, skipped = apply_plan(plan, Store(Vault(repo)))
+    second, skipped = apply_plan(plan, Store(Vault(repo), service=Service))
     assert len(first) == 1 and second == [] and skipped == [plan.memories[0]["id"]]
     again = p.plan(seg, ctx(repo, "j9"))
     assert again.memories == [] or again.memories[0]["id"] == plan.memories[0]["id"]

@@ -12,6 +12,7 @@ from pathlib import Path
 import httpx2 as httpx  # the anthropic SDK (2.x) runs on httpx2, the httpx fork with the same API
 import pytest
 
+from ccmemory.app.service import Service
 from ccmemory.core.vault import Vault
 from ccmemory.features.capture.extract import Context, Planner, apply_plan
 from ccmemory.features.capture.providers.anthropic_api import AnthropicProvider
@@ -120,7 +121,7 @@ def test_anthropic_provider_through_the_sdk(tmp_path: Path) -> None:
             )
         ]
     )
-    store = Store(Vault(repo))
+    store = Store(Vault(repo), service=Service)
     planner = Planner(store, Choice("anthropic", "test", provider), CaptureSettings(), None)
     plan = planner.plan(segment_with_secret(), ctx(repo))  # type: ignore[arg-type]
     assert plan.llm_called
@@ -152,7 +153,9 @@ def test_anthropic_malformed_reply_is_handled_cleanly(tmp_path: Path) -> None:
             )
         ]
     )
-    planner = Planner(Store(Vault(repo)), Choice("anthropic", "t", provider), CaptureSettings(), None)
+    planner = Planner(
+        Store(Vault(repo), service=Service), Choice("anthropic", "t", provider), CaptureSettings(), None
+    )
     plan = planner.plan(segment_with_secret(), ctx(repo))  # type: ignore[arg-type]
     assert plan.memories == [] and plan.llm_called
     assert any("unusable" in n for n in plan.notes)
@@ -215,7 +218,7 @@ def test_claude_cli_provider_with_fake_executable(tmp_path: Path, monkeypatch: p
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     choice = choose(CaptureSettings(), env={"PATH": os.environ["PATH"]})
     assert choice.name == "claude-cli" and isinstance(choice.provider, ClaudeCliProvider)
-    planner = Planner(Store(Vault(repo)), choice, CaptureSettings(), None)
+    planner = Planner(Store(Vault(repo), service=Service), choice, CaptureSettings(), None)
     plan = planner.plan(segment_with_secret(), ctx(repo))  # type: ignore[arg-type]
     assert [m["type"] for m in plan.memories] == ["correction", "decision"]
     call = json.loads(log.read_text().splitlines()[0])
@@ -267,7 +270,9 @@ def test_budget_limits_calls_and_records_usage(tmp_path: Path) -> None:
     provider, rec = anthropic_with(replies)
     settings = CaptureSettings(max_llm_calls_per_session=1)
     budget = Budget(LocalPaths(repo), "sess-1", settings)
-    planner = Planner(Store(Vault(repo)), Choice("anthropic", "t", provider), settings, budget)
+    planner = Planner(
+        Store(Vault(repo), service=Service), Choice("anthropic", "t", provider), settings, budget
+    )
     seg = build([{"k": "prompt", "text": "No, use pnpm instead of npm"}])
     first = planner.plan(seg, ctx(repo, "a"))
     second = planner.plan(seg, ctx(repo, "b"))

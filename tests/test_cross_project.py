@@ -439,14 +439,15 @@ def test_broken_personal_vault_never_blocks_context(machine: dict[str, Any], hom
     with Service(Vault(machine["app"])) as svc:
         ctx = context_for(svc, 4000)
     assert machine["ids"]["app_deploy"] in ctx.ids
-    got = personal.global_memories(ALICE)
+    got = personal.global_memories(ALICE, service=Service)
     assert got.memories == [] and got.notice and str(home) in got.notice
 
 
 def test_global_section_respects_the_budget(machine: dict[str, Any], home: Path) -> None:
     for i in range(60):
         personal.record_global(
-            make_memory("preference", f"Global rule number {i} about formatting code", author=ALICE, body="")
+            make_memory("preference", f"Global rule number {i} about formatting code", author=ALICE, body=""),
+            service=Service,
         )
     with Service(Vault(machine["app"])) as svc:
         for budget in (120, 300, 800):
@@ -523,7 +524,7 @@ def test_captured_personal_rule_goes_to_the_personal_vault(tmp_path: Path, home:
     from ccmemory.features.capture.store import Store
 
     repo = make_repo(tmp_path, "proj")
-    store = Store(Vault(repo))
+    store = Store(Vault(repo), service=Service)
     try:
         mine = store.record(make_memory("preference", "I prefer small focused commits", author=ALICE))
         theirs = store.record(make_memory("preference", "Use tabs in this project", author=ALICE))
@@ -653,7 +654,9 @@ def test_cli_new_applies_to_and_global_type_check(
 
 
 def test_cross_project_search_includes_the_personal_vault(machine: dict[str, Any], home: Path) -> None:
-    rec = personal.record_global(make_memory("preference", "Use uv for Python packages", author=ALICE))
+    rec = personal.record_global(
+        make_memory("preference", "Use uv for Python packages", author=ALICE), service=Service
+    )
     with Service(Vault(machine["blog"])) as svc:  # no related projects: the personal vault still counts
         assert svc.search("uv python packages", mode="text").hits == []
         resp = cross_search(svc, "uv python packages", mode="text")

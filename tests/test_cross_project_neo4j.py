@@ -226,7 +226,9 @@ def test_applies_to_reaches_an_unrelated_project_on_the_shared_index(shared: dic
 
 
 def test_global_preference_in_every_projects_session_start(shared: dict[str, Any]) -> None:
-    personal.record_global(make_memory("preference", "Use uv for Python packages", author=ALICE))
+    personal.record_global(
+        make_memory("preference", "Use uv for Python packages", author=ALICE), service=Service
+    )
     for key in ("app", "infra", "blog"):
         for user in (ALICE, BOB):
             text = context_for(shared["svc"][(key, user)], 4000).text

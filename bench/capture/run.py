@@ -146,6 +146,7 @@ def recorded_anthropic() -> tuple[Any, list[int]]:
 
 def main() -> int:
     os.environ["CCMEMORY_EMBEDDER"] = os.environ.get("CCMEMORY_EMBEDDER", "auto")
+    from ccmemory.app.service import Service
     from ccmemory.core.vault import Vault
     from ccmemory.features.capture.backfill import import_path
     from ccmemory.features.capture.providers.choose import Choice
@@ -197,7 +198,7 @@ def main() -> int:
 
         # rules mode over the fixture transcripts, then again with force
         repo = fresh_repo(base, "rules")
-        store = Store(Vault(repo))
+        store = Store(Vault(repo), service=Service)
         first = import_path(repo, folder, choice=Choice("rules", "bench"), settings=settings, store=store)
         n_first = len(memory_files(repo))
         again = import_path(
@@ -224,7 +225,7 @@ def main() -> int:
 
         # explicit commands: none dropped
         repo = fresh_repo(base, "explicit")
-        store = Store(Vault(repo))
+        store = Store(Vault(repo), service=Service)
         cmds = commands_transcript(base / "commands.jsonl")
         rep = import_path(repo, cmds, choice=Choice("rules", "bench"), settings=settings, store=store)
         store.close()
@@ -268,7 +269,7 @@ def main() -> int:
         results = {}
         for label, batch in (("batched", settings.batch_segments), ("single", 1)):
             repo = fresh_repo(base, f"llm-{label}")
-            store = Store(Vault(repo))
+            store = Store(Vault(repo), service=Service)
             provider, _sizes = recorded_anthropic()
             s = CaptureSettings(
                 batch_segments=batch, max_llm_calls_per_session=1000, max_tokens_per_session=10**9

@@ -39,7 +39,8 @@ from pathlib import Path
 from typing import Any
 
 from ccmemory.core import gitstate
-from ccmemory.core.vault import FOLDER_TO_TYPE, VAULT_DIR, Vault
+from ccmemory.core.layout import VAULT_DIR
+from ccmemory.core.vault import FOLDER_TO_TYPE, Vault
 from ccmemory.core.walk import MAX_DEPTH
 
 #: paths worth checking one by one; beyond this, walking the vault is as cheap and simpler

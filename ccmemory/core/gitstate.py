@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ccmemory.core.errors import CcmemoryError
-from ccmemory.core.vault import VAULT_DIR
+from ccmemory.core.layout import VAULT_DIR
 
 CURATED = "curated"
 DEVELOPMENTAL = "developmental"

@@ -19,6 +19,7 @@ import yaml
 
 from ccmemory.core.atomic import UMASK, atomic_write
 from ccmemory.core.errors import CcmemoryError
+from ccmemory.core.layout import LOCAL_DIR, VAULT_DIR
 from ccmemory.core.model import (
     FOLDER_TO_TYPE,
     TYPES,
@@ -30,9 +31,6 @@ from ccmemory.core.model import (
 )
 from ccmemory.core.walk import MAX_FILE_BYTES, Entry, Skipped, UnsafeFile, read_regular, walk
 
-VAULT_DIR = ".ccmemory"
-LOCAL_DIR = "local"
-REFERENCE_DIR = "reference"
 SLUG_MAX = 60
 _WINDOWS_RESERVED = {
     "con",

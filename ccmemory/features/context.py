@@ -64,7 +64,7 @@ def _across_projects(svc: Service, rules: list[IndexedMemory]) -> list[tuple[str
     from ccmemory.features.crossproject import applying_memories
 
     out: list[tuple[str, list[IndexedMemory]]] = []
-    mine = personal.global_memories(svc.config.user_id)
+    mine = personal.global_memories(svc.config.user_id, service=type(svc))
     if mine.memories:
         project_side = rules + svc.view.query(svc.filters(types=["decision"]), limit=100)
         overridden = {c.personal.id for c in personal.conflicts(project_side, mine.memories)}

@@ -98,10 +98,10 @@ def stale_files(root: Path, index: Index, project: str) -> int:
     mtime and size; a file indexed within its racy window, stored with mtime -1, by content hash)."""
     import hashlib
 
-    from ccmemory.app.sync import scan
     from ccmemory.core.vault import Vault
 
-    files = scan(Vault(root))
+    entries, _skipped = Vault(root).walk()  # the one vault walker, as reindex's scan uses it
+    files = {e.rel: (e.path, e.mtime_ns, e.size) for e in entries}
     states = index.file_states(project)
 
     def differs(rel: str, path: str, mtime: int, size: int) -> bool:

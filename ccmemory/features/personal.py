@@ -64,10 +64,11 @@ def init(env: dict[str, str] | None = None) -> Path:
 
 
 def open_service(
-    user_id: str | None, env: dict[str, str] | None = None, *, create: bool = False
+    user_id: str | None, env: dict[str, str] | None = None, *, service: type[Service], create: bool = False
 ) -> Service | None:
-    """The personal vault's Service (embedded index), or None when there is no vault yet."""
-    from ccmemory.app.service import Service
+    """The personal vault's Service (embedded index), or None when there is no vault yet.
+    `service`: the Service class, handed in by the caller (a feature does not import the
+    application layer that wires it: issue 26)."""
     from ccmemory.core.vault import Vault
 
     if not exists(env):
@@ -76,7 +77,7 @@ def open_service(
         init(env)
     root = home(env)
     cfg = Config(project=PROJECT, backend="sqlite", user_id=user_id)
-    return Service(Vault(root), config=cfg)
+    return service(Vault(root), config=cfg)
 
 
 def check_outside(project: Path | None, env: dict[str, str] | None = None) -> None:
@@ -96,7 +97,7 @@ def check_outside(project: Path | None, env: dict[str, str] | None = None) -> No
 
 
 def record_global(
-    memory: Memory, env: dict[str, str] | None = None, *, project: Path | None = None
+    memory: Memory, env: dict[str, str] | None = None, *, service: type[Service], project: Path | None = None
 ) -> Recorded:
     """Write a memory to the personal vault (creating it) and index it there. A preference is
     marked `scope: global` (that is what being in the personal vault means). `project`: the
@@ -104,7 +105,7 @@ def record_global(
     check_outside(project, env)
     if memory.type == "preference":
         memory.fields["scope"] = "global"
-    svc = open_service(memory.author, env, create=True)
+    svc = open_service(memory.author, env, service=service, create=True)
     assert svc is not None
     with svc:
         return svc.record(memory)
@@ -117,12 +118,12 @@ class GlobalMemories:
 
 
 def global_memories(
-    user_id: str | None, env: dict[str, str] | None = None, *, limit: int = 40
+    user_id: str | None, env: dict[str, str] | None = None, *, service: type[Service], limit: int = 40
 ) -> GlobalMemories:
     """The personal vault's corrections, preferences and facts (reindexed incrementally first:
     the vault is small and edited by hand). Never raises: a problem becomes the notice."""
     try:
-        svc = open_service(user_id, env)
+        svc = open_service(user_id, env, service=service)
         if svc is None:
             return GlobalMemories([])
         with svc:
@@ -245,7 +246,7 @@ def is_personal_rule(memory: Memory) -> bool:
 
 
 def route_captured(
-    memory: Memory, env: dict[str, str] | None = None, *, project: Path | None = None
+    memory: Memory, env: dict[str, str] | None = None, *, service: type[Service], project: Path | None = None
 ) -> Path | None:
     """Capture's hook point: a captured preference that `is_personal_rule` goes to the personal
     vault (its file's path is returned). None: write it to the project as usual (also when the
@@ -255,7 +256,7 @@ def route_captured(
     scope, branch = memory.fields.get("scope"), memory.branch
     try:
         memory.branch = None
-        rec = record_global(memory, env, project=project)
+        rec = record_global(memory, env, service=service, project=project)
     except Exception as exc:
         memory.branch = branch
         import logging

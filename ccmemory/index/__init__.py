@@ -21,7 +21,7 @@ def open_index(config: Config, vault_dir: Path) -> Index:
             raise IndexUnavailable(
                 extras.message("neo4j", extras.missing("neo4j")), extras.install_command("neo4j")
             )
-        from ccmemory.index.neo4j import Neo4jIndex  # type: ignore[import-not-found,unused-ignore]
+        from ccmemory.index.neo4j.index import Neo4jIndex  # type: ignore[import-not-found,unused-ignore]
 
         index: Index = Neo4jIndex.connect(config)
         return index

@@ -280,13 +280,14 @@ def session_start(root: str, payload: dict[str, Any]) -> None:
     settings = settings_mod.load(paths.root)
     if not settings.context_enabled or settings.context_budget_tokens <= 0:
         return
+    from ccmemory.app.service import Service
     from ccmemory.core.redact import redact
     from ccmemory.core.vault import Vault
     from ccmemory.features.capture.store import Store
 
     recent = _recent_sessions(root, payload, settings)
     budget = max(0, settings.context_budget_tokens - len(recent) // 4)
-    store = Store(Vault(paths.root))
+    store = Store(Vault(paths.root), service=Service)
     try:
         text, ids = store.context(budget) if budget > 0 else ("", [])
     finally:

@@ -8,7 +8,7 @@ section (:mod:`.search`); ``docs/reference.md`` describes the whole feature.
 
 from __future__ import annotations
 
-from ccmemory.core.vault import REFERENCE_DIR, VAULT_DIR
+from ccmemory.core.layout import REFERENCE_DIR, VAULT_DIR
 
 #: Repo-relative folder of the tree (POSIX).
 REF_ROOT = f"{VAULT_DIR}/{REFERENCE_DIR}"

@@ -44,6 +44,7 @@ def paragraphs(text: str) -> list[str]:
 
 def ingest(root: Path, text: str, *, dry_run: bool = False, author: str | None = None) -> Ingested:
     """Plan (and unless `dry_run`, write) the memories a passage holds."""
+    from ccmemory.app.service import Service
     from ccmemory.core import gitstate
     from ccmemory.core.redact import redact
     from ccmemory.core.vault import Vault
@@ -64,7 +65,7 @@ def ingest(root: Path, text: str, *, dry_run: bool = False, author: str | None =
     key = "ingest-" + hashlib.sha256(clean.encode()).hexdigest()[:16]
     branch = gitstate.current_branch(root) if gitstate.is_repo(root) else None
     ctx = Context(root, None, branch, author, key, datetime.now(UTC), source="import")
-    store = Store(Vault(root))
+    store = Store(Vault(root), service=Service)
     try:
         plan = Planner(store, choice, settings, None).plan(seg, ctx)
         out.planned = [{"type": m.get("type"), "title": m.get("title")} for m in plan.memories]

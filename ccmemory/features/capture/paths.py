@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import os
 
+from ccmemory.core.layout import VAULT_DIR
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
 
-VAULT_DIR = ".ccmemory"
 _SAFE_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
 
 

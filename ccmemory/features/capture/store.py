@@ -1,7 +1,8 @@
 """Capture's view of the memory store: record, find similar, list ids, session-start context.
 
-Uses the lead's `ccmemory.app.service.Service` when it is importable (writes the file, then indexes
-it; search through the index). Without it (or if it fails) capture still works on the files alone:
+Uses the application's Service when the caller hands its class in (`Store(vault, service=Service)`:
+writes the file, then indexes it; search through the index; a feature does not import the layer
+that wires it, issue 26). Without it (or if it fails) capture still works on the files alone:
 `Vault.write_new` and a lexical scan of the vault. Files stay the source of truth either way.
 """
 
@@ -12,12 +13,15 @@ import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ccmemory.core.model import TYPES, Memory
 from ccmemory.core.vault import MemoryFileError, Vault
 from ccmemory.features.context import context_for
 from ccmemory.text.overlap import similarity, tokens
+
+if TYPE_CHECKING:
+    from ccmemory.app.service import Service
 
 log = logging.getLogger("ccmemory.features.capture")
 
@@ -41,19 +45,20 @@ class Existing:
 
 
 class Store:
-    def __init__(self, vault: Vault, *, use_service: bool = True):
+    def __init__(self, vault: Vault, *, service: type[Service] | None = None):
+        """`service`: the Service class to open the vault's index with; None: files only."""
         self.vault = vault
+        self._service_cls = service
         self._service: Any = None
-        self._service_failed = not use_service
+        self._service_failed = service is None
         self._cache: list[Existing] | None = None
 
     # --- service (lazy) ---------------------------------------------------------------------------
     def service(self) -> Any:
         if self._service is None and not self._service_failed:
             try:
-                from ccmemory.app.service import Service
-
-                self._service = Service.open(self.vault.root)
+                assert self._service_cls is not None
+                self._service = self._service_cls.open(self.vault.root)
             except Exception as exc:  # the index is a cache: files-only mode still works
                 log.info("service unavailable, files-only mode: %s", exc)
                 self._service_failed = True
@@ -140,7 +145,9 @@ class Store:
     def record(self, memory: Memory) -> Path:
         from ccmemory.features.personal import route_captured  # a rule about the user, not this repo
 
-        routed = route_captured(memory, project=self.vault.root)
+        routed = None
+        if self._service_cls is not None:  # files-only capture writes everything to the project
+            routed = route_captured(memory, service=self._service_cls, project=self.vault.root)
         if routed is not None:
             return routed
         svc = self.service()

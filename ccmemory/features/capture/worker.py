@@ -34,6 +34,7 @@ log = logging.getLogger("ccmemory.features.capture")
 
 class Worker:
     def __init__(self, root: Path, *, choice: Any = None, settings: Any = None):
+        from ccmemory.app.service import Service
         from ccmemory.core.vault import Vault
         from ccmemory.features.capture import settings as settings_mod
         from ccmemory.features.capture.store import Store
@@ -42,7 +43,7 @@ class Worker:
         self.paths = LocalPaths(root)
         self.settings = settings or settings_mod.load(root)
         self._choice = choice
-        self.store = Store(Vault(root))
+        self.store = Store(Vault(root), service=Service)
         self.written: list[Path] = []
 
     @property

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ccmemory.core.gitstate import GitError, git
+from ccmemory.core.layout import VAULT_DIR
 from ccmemory.core.model import FOLDER_TO_TYPE
-from ccmemory.core.vault import MAX_FILE_BYTES, VAULT_DIR, MemoryFileError, decode, parse_text
+from ccmemory.core.vault import MAX_FILE_BYTES, MemoryFileError, decode, parse_text
 from ccmemory.index.base import FileRecord
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from ccmemory.core import gitstate
 from ccmemory.core.errors import CcmemoryError
 from ccmemory.core.gitstate import GitError
-from ccmemory.core.vault import LOCAL_DIR, VAULT_DIR
+from ccmemory.core.layout import LOCAL_DIR, VAULT_DIR
 from ccmemory.features.lifecycle.gitread import is_memory_rel, merge_base, resolve_commit
 
 ZERO = "0" * 40

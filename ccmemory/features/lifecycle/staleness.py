@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ccmemory.core import gitstate
-from ccmemory.core.vault import VAULT_DIR
+from ccmemory.core.layout import VAULT_DIR
 
 DEFAULT_THRESHOLD = 50
 MAX_PATHSPECS = 5000

@@ -40,7 +40,7 @@ from typing import Any
 
 from ccmemory.core import gitstate
 from ccmemory.core.errors import CcmemoryError
-from ccmemory.core.vault import LOCAL_DIR, VAULT_DIR
+from ccmemory.core.layout import LOCAL_DIR, VAULT_DIR
 
 LOCK_NAME = "watch.lock"
 BUSY_CAP = 30.0  # seconds a pass may wait for a git command holding index.lock

@@ -18,8 +18,9 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from ccmemory.core.errors import CcmemoryError
+from ccmemory.core.layout import REFERENCE_DIR
 from ccmemory.core.reftree import REF_ROOT
-from ccmemory.core.vault import REFERENCE_DIR, Vault, dump_yaml, slugify
+from ccmemory.core.vault import Vault, dump_yaml, slugify
 
 SLUG_LEN = 60
 

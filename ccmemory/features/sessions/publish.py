@@ -28,9 +28,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ccmemory.core.layout import VAULT_DIR
 from ccmemory.core.plaintext import strip_control
 from ccmemory.core.redact import redact
-from ccmemory.features.sessions.store import VAULT_DIR, safe_name
+from ccmemory.features.sessions.store import safe_name
 
 FOLDER = "sessions"
 MAX_FILES = 50

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from ccmemory.core.atomic import atomic_write
+from ccmemory.core.layout import LOCAL_DIR, VAULT_DIR
 
 log = logging.getLogger("ccmemory.features.sessions")
-VAULT_DIR = ".ccmemory"
 _SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
 
 
@@ -25,7 +25,7 @@ def safe_name(value: str, limit: int = 100) -> str:
 
 
 def sessions_dir(root: Path) -> Path:
-    return root / VAULT_DIR / "local" / "sessions"
+    return root / VAULT_DIR / LOCAL_DIR / "sessions"
 
 
 def record_path(root: Path, session: str) -> Path:

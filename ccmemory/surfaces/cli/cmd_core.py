@@ -302,6 +302,7 @@ def _body_from_editor(mtype: str, title: str, guidance: str) -> str:
 
 def _record_global(memory: Memory, project: Path) -> Any:
     """`new --global`: the memory goes to the personal vault (ccmemory/personal.py)."""
+    from ccmemory.app.service import Service
     from ccmemory.features import personal
 
     if memory.type not in personal.CONTEXT_TYPES:
@@ -310,7 +311,7 @@ def _record_global(memory: Memory, project: Path) -> Any:
             param_hint="--global",
         )
     memory.branch = None
-    rec = personal.record_global(memory, project=project)
+    rec = personal.record_global(memory, service=Service, project=project)
     rec.path = str(personal.home() / rec.path)
     return rec
 

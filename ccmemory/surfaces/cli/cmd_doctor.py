@@ -20,7 +20,7 @@ from ccmemory.surfaces.cli.common import emit_json
 
 def _expected_schema() -> tuple[list[str], list[str]]:
     """Constraint and index names the Neo4j backend creates on connect (from its schema list)."""
-    from ccmemory.index.neo4j import _SCHEMA  # the backend's own list: one source of truth
+    from ccmemory.index.neo4j.schema import _SCHEMA  # the backend's own list: one source of truth
 
     constraints: list[str] = []
     indexes: list[str] = []

@@ -59,6 +59,7 @@ def command(
 
 
 def _transcripts(path: Path, provider: str | None, force: bool, as_json: bool) -> None:
+    from ccmemory.app.service import Service
     from ccmemory.core.vault import Vault, VaultNotFound
     from ccmemory.features.capture import settings as settings_mod
     from ccmemory.features.capture.backfill import import_path
@@ -73,7 +74,7 @@ def _transcripts(path: Path, provider: str | None, force: bool, as_json: bool) -
     if provider:
         settings.provider = provider
     choice = choose(settings)
-    store = Store(vault)
+    store = Store(vault, service=Service)
     if not as_json:
         click.echo(f"provider: {choice.name} ({choice.reason})", err=True)
 

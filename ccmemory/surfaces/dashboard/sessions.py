@@ -4,9 +4,10 @@ captured). Data only; the templates escape every field (autoescape), nothing is 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ccmemory.surfaces.dashboard.data import Dash
+if TYPE_CHECKING:
+    from ccmemory.surfaces.dashboard.data import Dash
 
 LIMIT = 100
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ccmemory.core.gitstate import GitError, git, is_repo
-from ccmemory.core.vault import VAULT_DIR
+from ccmemory.core.layout import VAULT_DIR
 
 MAX_COMMITS = 5000  # bound on the one git call
 PER_FILE = 25  # history entries shown per memory

@@ -90,7 +90,7 @@ def record(
     try:
         if to_personal:  # a global preference lives in the personal vault (docs/cross-project.md)
             memory.branch = None
-            rec = personal.record_global(memory, project=svc.vault.root)
+            rec = personal.record_global(memory, service=type(svc), project=svc.vault.root)
             rec.path = str(personal.home() / rec.path)
         else:
             rec = svc.record(memory)
