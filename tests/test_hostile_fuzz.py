@@ -105,7 +105,7 @@ def test_what_ccmemory_writes_reads_back(mtype: str, title: str, body: str, topi
 def _true_depth(src: str) -> int | None:
     import yaml
 
-    from ccmemory.core.vault import _Loader
+    from ccmemory.core.yamlio import _Loader
 
     depth = best = 0
     loader = _Loader(src)
@@ -149,7 +149,7 @@ BLOCK_TOKENS = [
 @given(st.lists(st.sampled_from(BLOCK_TOKENS), max_size=120))
 def test_fast_path_depth_bound_is_sound(tokens: list[str]) -> None:
     """The prescan skips the event walk when `_depth_bound` < the limit: it must never undercount."""
-    from ccmemory.core.vault import _depth_bound
+    from ccmemory.core.yamlio import _depth_bound
 
     src = "".join(tokens)
     depth = _true_depth(src)

@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 
 from ccmemory.core.model import Relation, merge_relations
-from ccmemory.index.base import Edge, IndexedMemory, json_columns, text_hash
+from ccmemory.index.base import Edge, IndexedMemory, file_filter, json_columns, text_hash
 from ccmemory.index.derive import (
     PREFIX_LIMIT,
     PREFIX_MIN,
     derive,
-    file_filter,
     file_keys,
     payload,
     ref_lookup,

@@ -147,8 +147,8 @@ def _git_email(root: Path) -> str | None:
 def read_config_file(vault_dir: Path) -> dict[str, Any]:
     import yaml
 
-    from ccmemory.core.vault import YAMLLimit, load_yaml
     from ccmemory.core.walk import read_regular
+    from ccmemory.core.yamlio import YAMLLimit, load_yaml
 
     path = vault_dir / CONFIG_FILE
     if not os.path.lexists(path):

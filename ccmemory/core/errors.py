@@ -1,7 +1,7 @@
 """One base for every anticipated ccmemory failure, and its mapping to MCP error codes.
 
 `CcmemoryError(message, hint)`: `message` names the file or cause, `hint` (optional) says what to
-do. Each module keeps its own subclass (VaultNotFound, IndexUnavailable, GitError, ...); classes
+do. Each module keeps its own subclass (VaultNotFound, GitError, ...; IndexUnavailable lives here); classes
 that callers also catch as a builtin keep that builtin as a second base (UnsafeFile is an
 OSError, ConfigError a ValueError, ...).
 
@@ -39,6 +39,21 @@ class ConfigError(CcmemoryError, ValueError):
     A ValueError too: code that caught the old ValueError keeps working."""
 
     hint = "fix .ccmemory/config.yaml (docs/configuration.md)"
+
+
+class IndexUnavailable(CcmemoryError):
+    """The index cannot be used (backend down, wrong password, corrupt database...).
+
+    Defined here rather than in ccmemory.index.base (which re-exports it) so that a backend's
+    lowest modules can raise it without importing the index's data types.
+
+    The message names the backend location and the cause; memory files are never affected.
+    """
+
+    hint = (
+        "memory files are untouched; check the backend (`ccmemory doctor`), or run "
+        "`ccmemory reindex` to rebuild the local index"
+    )
 
 
 # The `code` of an MCP tool error for each class (by name; the nearest class in the MRO wins).

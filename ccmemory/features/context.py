@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING
 from ccmemory.core.tokens import estimate_tokens
 from ccmemory.index.base import IndexedMemory
 
-if TYPE_CHECKING:  # for annotations only: at run time the arrow is service -> context
+if TYPE_CHECKING:  # for annotations only: the caller hands the service (or capture's store) in
     from ccmemory.app.service import Service
+    from ccmemory.features.capture.store import Store
 
 
 @dataclass
@@ -237,3 +238,23 @@ def _reference(svc: Service, task: str | None, budget_tokens: int) -> str:
     except Exception:  # the memories' context must not fail because of the reference tree
         return ""
     return text
+
+
+def session_start_context(store: Store, budget_tokens: int) -> tuple[str, list[str]]:
+    """SessionStart's context (text, ids) through capture's store: the index's `context_for`
+    when the store's service opens, a files-only listing otherwise (the index is a cache; a
+    session must start either way)."""
+    svc = store.service()
+    if svc is not None:
+        try:
+            res = context_for(svc, budget_tokens)
+            return str(res.text), list(res.ids)
+        except Exception as exc:
+            import logging
+
+            logging.getLogger("ccmemory.features.capture").info(
+                "service context failed, using files only: %s", exc
+            )
+    from ccmemory.features.capture.store import fallback_context
+
+    return fallback_context(store.all_memories(), budget_tokens)

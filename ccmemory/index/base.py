@@ -29,22 +29,16 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
-from ccmemory.core.errors import CcmemoryError
+from ccmemory.core.errors import IndexUnavailable as IndexUnavailable  # defined low: see core/errors.py
 from ccmemory.core.model import Memory, Relation
 
 MAX_SHARED = 50
 
 
-class IndexUnavailable(CcmemoryError):
-    """The index cannot be used (backend down, wrong password, corrupt database...).
-
-    The message names the backend location and the cause; memory files are never affected.
-    """
-
-    hint = (
-        "memory files are untouched; check the backend (`ccmemory doctor`), or run "
-        "`ccmemory reindex` to rebuild the local index"
-    )
+def file_filter(files: Iterable[str]) -> tuple[list[str], list[str]]:
+    """A file filter (`Filters.files`) split into exact paths and folder prefixes (a trailing '/')."""
+    files = list(files)
+    return [x for x in files if not x.endswith("/")], [x for x in files if x.endswith("/")]
 
 
 @dataclass

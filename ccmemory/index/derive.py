@@ -45,12 +45,6 @@ def file_keys(files: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(f.strip() for f in files if f.strip()))
 
 
-def file_filter(files: Iterable[str]) -> tuple[list[str], list[str]]:
-    """A file filter split into exact paths and folder prefixes (a trailing '/')."""
-    files = list(files)
-    return [x for x in files if not x.endswith("/")], [x for x in files if x.endswith("/")]
-
-
 @dataclass(frozen=True)
 class RefLookup:
     """How `Index.resolve` looks a reference up: an exact id or path, else an id prefix."""

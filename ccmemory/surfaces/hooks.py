@@ -284,12 +284,13 @@ def session_start(root: str, payload: dict[str, Any]) -> None:
     from ccmemory.core.redact import redact
     from ccmemory.core.vault import Vault
     from ccmemory.features.capture.store import Store
+    from ccmemory.features.context import session_start_context
 
     recent = _recent_sessions(root, payload, settings)
     budget = max(0, settings.context_budget_tokens - len(recent) // 4)
     store = Store(Vault(paths.root), service=Service)
     try:
-        text, ids = store.context(budget) if budget > 0 else ("", [])
+        text, ids = session_start_context(store, budget) if budget > 0 else ("", [])
     finally:
         store.close()
     text = redact(text or "").strip()

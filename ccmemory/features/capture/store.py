@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 
 from ccmemory.core.model import TYPES, Memory
 from ccmemory.core.vault import MemoryFileError, Vault
-from ccmemory.features.context import context_for
 from ccmemory.text.overlap import similarity, tokens
 
 if TYPE_CHECKING:
@@ -170,15 +169,6 @@ class Store:
         return path
 
     # --- context ----------------------------------------------------------------------------------
-    def context(self, budget_tokens: int) -> tuple[str, list[str]]:
-        svc = self.service()
-        if svc is not None:
-            try:
-                res = context_for(svc, budget_tokens)
-                return str(res.text), list(res.ids)
-            except Exception as exc:
-                log.info("service context failed, using files only: %s", exc)
-        return fallback_context(self.all_memories(), budget_tokens)
 
 
 _ORDER = (

@@ -6,8 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ccmemory.core.model import format_timestamp, normalise_topic
-from ccmemory.index.base import Filters, IndexedMemory
-from ccmemory.index.derive import file_filter
+from ccmemory.index.base import Filters, IndexedMemory, file_filter
 
 
 def memory_of(r: Any) -> IndexedMemory:

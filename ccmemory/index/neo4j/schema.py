@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ccmemory.core.errors import IndexUnavailable
 from ccmemory.core.model import RELATION_TYPES, TYPES
-from ccmemory.index.base import IndexUnavailable
 
 # 2: full text over the analysed terms of ccmemory.text.analyzer (whitespace analyzer), issue #13
 SCHEMA_VERSION = 2

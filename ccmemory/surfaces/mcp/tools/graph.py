@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ccmemory.app.service import Service
+    from ccmemory.surfaces.mcp.backend import Backend
 
 from typing import Annotated, Literal
 
 from mcp.server.mcpserver import MCPServer
 from pydantic import Field
 
-from ccmemory.surfaces.mcp.backend import Backend
 from ccmemory.surfaces.mcp.common import cite, ref, resolve_one, telemetry_event
 from ccmemory.surfaces.mcp.tools import Tool
 from ccmemory.surfaces.mcp.tools.params import MemoryRef

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
 from pydantic import Field
 
-from ccmemory.surfaces.mcp.backend import Backend
 from ccmemory.surfaces.mcp.tools import Tool
+
+if TYPE_CHECKING:
+    from ccmemory.surfaces.mcp.backend import Backend
 
 
 def register(tool: Tool, server: MCPServer, be: Backend) -> None:

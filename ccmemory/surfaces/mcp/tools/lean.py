@@ -12,13 +12,12 @@ is smaller. ``mcp: {tools: full}`` in config.yaml or ``CCMEMORY_MCP_TOOLS=full``
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from pydantic import Field
 
 from ccmemory.core.model import TYPES
-from ccmemory.surfaces.mcp.backend import Backend
 from ccmemory.surfaces.mcp.common import ToolFailure
 from ccmemory.surfaces.mcp.tools import Tool, graph, record, search
 from ccmemory.surfaces.mcp.tools.params import (
@@ -35,6 +34,9 @@ from ccmemory.surfaces.mcp.tools.params import (
     Topics,
     Types,
 )
+
+if TYPE_CHECKING:
+    from ccmemory.surfaces.mcp.backend import Backend
 
 
 def types_table() -> str:

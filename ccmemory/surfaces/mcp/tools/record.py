@@ -11,6 +11,7 @@ from ccmemory.core.model import TYPES
 
 if TYPE_CHECKING:
     from ccmemory.app.service import Service
+    from ccmemory.surfaces.mcp.backend import Backend
 
 import inspect
 from collections.abc import Callable
@@ -20,7 +21,6 @@ from mcp.server.mcpserver import MCPServer
 from pydantic import Field
 
 from ccmemory.core.model import FieldSpec, TypeSpec
-from ccmemory.surfaces.mcp.backend import Backend
 from ccmemory.surfaces.mcp.common import REDACTOR, ToolFailure, ref, resolve_one
 from ccmemory.surfaces.mcp.tools import Tool
 from ccmemory.surfaces.mcp.tools.params import (

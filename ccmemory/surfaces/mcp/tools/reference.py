@@ -8,12 +8,14 @@ by ``ccmemory.features.reference.ops`` (the same functions the CLI uses).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field
 
-from ccmemory.surfaces.mcp.backend import Backend
 from ccmemory.surfaces.mcp.common import ToolFailure
+
+if TYPE_CHECKING:
+    from ccmemory.surfaces.mcp.backend import Backend
 
 Mode = Literal["hybrid", "text", "semantic"]
 

@@ -10,6 +10,7 @@ from ccmemory.core.model import REVERSE_NAMES, TYPES
 
 if TYPE_CHECKING:
     from ccmemory.app.service import Service
+    from ccmemory.surfaces.mcp.backend import Backend
 
 import json
 from collections.abc import Callable
@@ -17,7 +18,6 @@ from collections.abc import Callable
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 
-from ccmemory.surfaces.mcp.backend import Backend
 from ccmemory.surfaces.mcp.common import BODY_CAP, ToolFailure, ref, resolve_one
 from ccmemory.surfaces.mcp.tools import Tool
 

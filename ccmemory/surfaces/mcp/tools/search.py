@@ -16,6 +16,7 @@ from ccmemory.index.base import Filters, IndexedMemory
 if TYPE_CHECKING:
     from ccmemory.app.service import Service
     from ccmemory.retrieval.view import Link
+    from ccmemory.surfaces.mcp.backend import Backend
 
 from typing import Annotated, Literal
 
@@ -23,7 +24,6 @@ from mcp.server.mcpserver import MCPServer
 from pydantic import Field
 
 from ccmemory.features.context import context_for
-from ccmemory.surfaces.mcp.backend import Backend
 from ccmemory.surfaces.mcp.common import (
     MAX_WINDOW,
     ToolFailure,

@@ -3,14 +3,16 @@ progressively: `list` or `search` give ids and summaries, `get` one whole record
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from pydantic import Field
 
-from ccmemory.surfaces.mcp.backend import Backend
 from ccmemory.surfaces.mcp.common import ToolFailure
 from ccmemory.surfaces.mcp.tools import Tool
+
+if TYPE_CHECKING:
+    from ccmemory.surfaces.mcp.backend import Backend
 
 
 def sessions(
