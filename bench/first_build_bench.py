@@ -72,9 +72,9 @@ def memories(kind: str, n: int, seed: int = 20) -> list[tuple[str, str]]:
 
 
 def make_vault(root: Path, items: list[tuple[str, str]]) -> None:
+    from ccmemory.app.vaultinit import init_vault
     from ccmemory.core.model import Memory, new_id
     from ccmemory.core.vault import Vault
-    from ccmemory.surfaces.cli.cmd_core import init_vault
 
     root.mkdir(parents=True)
     for cmd in (

@@ -32,8 +32,8 @@ def layer(module: str) -> int:
 
 def main() -> None:
     from ccmemory.app.service import Service
+    from ccmemory.app.vaultinit import init_vault
     from ccmemory.core.model import Memory, new_id
-    from ccmemory.surfaces.cli.cmd_core import init_vault
     from ccmemory.surfaces.mcp.tools.record import record
 
     with tempfile.TemporaryDirectory() as tmp:

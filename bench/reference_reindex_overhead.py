@@ -19,8 +19,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from ccmemory.app.service import Service  # noqa: E402
+from ccmemory.app.vaultinit import init_vault  # noqa: E402
 from ccmemory.core.vault import Vault  # noqa: E402
-from ccmemory.surfaces.cli.cmd_core import init_vault  # noqa: E402
 
 
 def make(with_tree: bool) -> Service:

@@ -66,9 +66,9 @@ def _secret_shapes(root: Path) -> int:
 
 
 def run(split_dir: Path, *, semantic: bool = True) -> dict[str, Any]:
+    from ccmemory.app.vaultinit import init_vault
     from ccmemory.features.capture.sessionrec import from_transcript
     from ccmemory.features.sessions.service import search_sessions
-    from ccmemory.surfaces.cli.cmd_core import init_vault
 
     queries = load_queries(split_dir)
     files = transcripts(split_dir)

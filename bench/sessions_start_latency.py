@@ -50,8 +50,8 @@ def measure(root: Path, runs: int, codes: list[Path]) -> list[tuple[float, int]]
 
 
 def main() -> int:
+    from ccmemory.app.vaultinit import init_vault
     from ccmemory.features.sessions import record, store
-    from ccmemory.surfaces.cli.cmd_core import init_vault
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=15)

@@ -24,9 +24,9 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
+from ccmemory.app.vaultinit import init_vault  # noqa: E402
 from ccmemory.core.model import TYPES, Memory, Relation, new_id  # noqa: E402
 from ccmemory.core.vault import Vault  # noqa: E402
-from ccmemory.surfaces.cli.cmd_core import init_vault  # noqa: E402
 
 SYLLABLES = "ka lo mi ne ru sa te vi zo ba de fu gi ho ju".split()
 TOPICS = [f"topic-{i}" for i in range(40)]

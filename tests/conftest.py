@@ -36,7 +36,7 @@ def init_git(root: Path, email: str = "alice@example.com") -> Path:
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     """A real git repository with `ccmemory init` done (no git hooks are needed here)."""
-    from ccmemory.surfaces.cli.cmd_core import init_vault
+    from ccmemory.app.vaultinit import init_vault
 
     root = init_git(tmp_path / "repo")
     init_vault(root)

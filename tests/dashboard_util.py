@@ -72,7 +72,7 @@ ON_FEATURE: list[tuple[str, str, str, float, dict[str, Any]]] = [
 
 
 def build_project(root: Path) -> Project:
-    from ccmemory.surfaces.cli.cmd_core import init_vault
+    from ccmemory.app.vaultinit import init_vault
 
     init_git(root)
     init_vault(root)

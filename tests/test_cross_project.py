@@ -37,7 +37,7 @@ def write_config(root: Path, **settings: Any) -> None:
 
 
 def make_repo(base: Path, name: str) -> Path:
-    from ccmemory.surfaces.cli.cmd_core import init_vault
+    from ccmemory.app.vaultinit import init_vault
 
     root = init_git(base / name, ALICE)
     init_vault(root)

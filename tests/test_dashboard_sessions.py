@@ -32,7 +32,7 @@ class Proj:
 
 @pytest.fixture(scope="module")
 def proj(tmp_path_factory: pytest.TempPathFactory) -> Proj:
-    from ccmemory.surfaces.cli.cmd_core import init_vault
+    from ccmemory.app.vaultinit import init_vault
 
     base = tmp_path_factory.mktemp("dash-sessions")
     root = init_git(base / "repo")

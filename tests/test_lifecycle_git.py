@@ -248,7 +248,7 @@ def test_conflict_markers_are_reported_and_never_half_parsed(repo: Path) -> None
 
 def test_outside_main_history_no_main_branch_means_developmental(tmp_path: Path) -> None:
     root = init_git(tmp_path / "r")
-    from ccmemory.surfaces.cli.cmd_core import init_vault
+    from ccmemory.app.vaultinit import init_vault
 
     init_vault(root)
     git(root, "checkout", "-q", "-b", "only-feature")

@@ -95,7 +95,7 @@ class Vaultfix:
     hostile memory."""
 
     def __init__(self, root: Path):
-        from ccmemory.surfaces.cli.cmd_core import init_vault
+        from ccmemory.app.vaultinit import init_vault
 
         self.root = root
         root.mkdir(parents=True)
@@ -601,7 +601,7 @@ def wait_until(check: Any, timeout: float, what: str) -> Any:
 
 @pytest.mark.slow
 def test_serve_rebuilds_when_a_memory_file_changes(tmp_path: Path) -> None:
-    from ccmemory.surfaces.cli.cmd_core import init_vault
+    from ccmemory.app.vaultinit import init_vault
 
     root = tmp_path / "repo"
     root.mkdir()

@@ -49,8 +49,8 @@ def test_the_hooks_surfaced_log_is_read_and_a_search_with_no_hits_counts(tmp_pat
 def test_only_ids_and_counts_are_stored(tmp_path: Path) -> None:
     """The MCP search path records result ids, never the query text."""
     from ccmemory.app.service import Service
+    from ccmemory.app.vaultinit import init_vault
     from ccmemory.core.vault import Vault
-    from ccmemory.surfaces.cli.cmd_core import init_vault
     from ccmemory.surfaces.mcp import ops
     from tests.conftest import init_git
 
@@ -107,8 +107,8 @@ def test_off_switch(tmp_path: Path) -> None:
 
 def test_off_switch_stops_mcp_emission(tmp_path: Path) -> None:
     from ccmemory.app.service import Service
+    from ccmemory.app.vaultinit import init_vault
     from ccmemory.core.vault import Vault
-    from ccmemory.surfaces.cli.cmd_core import init_vault
     from ccmemory.surfaces.mcp import ops
     from tests.conftest import init_git
 

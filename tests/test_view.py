@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from ccmemory.app.service import Service
+from ccmemory.app.vaultinit import init_vault
 from ccmemory.core.model import Relation
 from ccmemory.core.vault import Vault
 from ccmemory.retrieval.view import MemoryView, neighbours
-from ccmemory.surfaces.cli.cmd_core import init_vault
 from tests.conftest import init_git, make_memory
 
 

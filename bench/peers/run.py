@@ -175,9 +175,9 @@ class BasicMemory:
 
 class CCMemory:
     def __init__(self, work: Path, items: list[tuple[str, str]], timeout: float):
+        from ccmemory.app.vaultinit import init_vault
         from ccmemory.core.model import Memory, new_id
         from ccmemory.core.vault import Vault
-        from ccmemory.surfaces.cli.cmd_core import init_vault
 
         self.root, self.timeout = work / "ccm", timeout
         self.root.mkdir()

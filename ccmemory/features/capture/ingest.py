@@ -13,7 +13,10 @@ import hashlib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ccmemory.app.service import Service
 
 MAX_CHARS = 20_000
 MAX_PARAGRAPHS = 40
@@ -42,9 +45,10 @@ def paragraphs(text: str) -> list[str]:
     return [p for p in parts if p][:MAX_PARAGRAPHS]
 
 
-def ingest(root: Path, text: str, *, dry_run: bool = False, author: str | None = None) -> Ingested:
+def ingest(
+    root: Path, text: str, *, service: type[Service], dry_run: bool = False, author: str | None = None
+) -> Ingested:
     """Plan (and unless `dry_run`, write) the memories a passage holds."""
-    from ccmemory.app.service import Service
     from ccmemory.core import gitstate
     from ccmemory.core.redact import redact
     from ccmemory.core.vault import Vault
@@ -65,7 +69,7 @@ def ingest(root: Path, text: str, *, dry_run: bool = False, author: str | None =
     key = "ingest-" + hashlib.sha256(clean.encode()).hexdigest()[:16]
     branch = gitstate.current_branch(root) if gitstate.is_repo(root) else None
     ctx = Context(root, None, branch, author, key, datetime.now(UTC), source="import")
-    store = Store(Vault(root), service=Service)
+    store = Store(Vault(root), service=service)
     try:
         plan = Planner(store, choice, settings, None).plan(seg, ctx)
         out.planned = [{"type": m.get("type"), "title": m.get("title")} for m in plan.memories]

@@ -69,7 +69,7 @@ class Rule:
 
 def parse(text: str) -> list[Rule]:
     """The rules of a rule file's text (front matter, code blocks and the ccmemory block left out)."""
-    from ccmemory.features.interop.rulesout import strip_block
+    from ccmemory.features.interop.block import strip_block
 
     lines = strip_block(text).split("\n")
     if lines and lines[0].strip() == "---":  # .mdc front matter

@@ -8,55 +8,20 @@ from typing import Any
 
 import click
 
+from ccmemory.app.vaultinit import init_vault
 from ccmemory.core.model import RELATION_TYPES, TYPES, Memory, Relation, is_provisional
-from ccmemory.surfaces.cli.common import FiniteRange, Progress, display_path, emit_json, notice, service
+from ccmemory.surfaces.cli.common import (
+    FiniteRange,
+    Progress,
+    display_path,
+    emit_json,
+    notice,
+    resolve_or_exit,
+    service,
+)
 from ccmemory.surfaces.cli.errors import cli_error
 
 TYPE_CHOICE = click.Choice(sorted(TYPES), case_sensitive=False)
-GITIGNORE_LINE = ".ccmemory/local/"
-VAULT_README = """\
-# Project memory (ccmemory)
-
-Each file in these folders is one memory from work with Claude Code: a decision, correction,
-exception, insight, question, failed approach, fact, gotcha, pattern, preference or reference.
-They are plain markdown with YAML frontmatter: review them in pull requests and edit them by hand.
-A memory on a feature branch is *developmental*; once merged into the main branch it is *curated*.
-
-`local/` holds this machine's index and logs; it is git-ignored and rebuilt by `ccmemory reindex`.
-"""
-
-
-def _ensure_gitignore(root: Path) -> bool:
-    path = root / ".gitignore"
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
-    if any(line.strip() in (GITIGNORE_LINE, "/" + GITIGNORE_LINE) for line in text.splitlines()):
-        return False
-    import stat
-
-    from ccmemory.core.atomic import UMASK, atomic_write
-
-    new = text + ("" if not text or text.endswith("\n") else "\n") + GITIGNORE_LINE + "\n"
-    mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else UMASK  # a file the user owns
-    atomic_write(path, new.encode("utf-8"), overwrite=True, mode=mode)
-    return True
-
-
-def init_vault(root: Path) -> list[str]:
-    """Create .ccmemory/ (README, config, local/) and the .gitignore entry. Idempotent."""
-    from ccmemory.core.atomic import UMASK, atomic_write
-    from ccmemory.core.config import CONFIG_FILE, DEFAULT_CONFIG
-
-    done: list[str] = []
-    vdir = root / ".ccmemory"
-    (vdir / "local").mkdir(parents=True, exist_ok=True)
-    for name, content in (("README.md", VAULT_README), (CONFIG_FILE, DEFAULT_CONFIG)):
-        path = vdir / name
-        if not path.exists():
-            atomic_write(path, content.encode("utf-8"), overwrite=False, mode=UMASK)  # committed, shared
-            done.append(f"created .ccmemory/{name}")
-    if _ensure_gitignore(root):
-        done.append(f"added {GITIGNORE_LINE} to .gitignore")
-    return done
 
 
 def _in_git_dir(root: Path) -> bool:
@@ -376,18 +341,6 @@ def show(ref: str, as_json: bool, at: str | None) -> None:
             click.echo(f"→ {e.type} {short[e.dst]}" + (f" ({e.reason})" if e.reason else ""))
         for e in incoming:
             click.echo(f"← {REVERSE_NAMES.get(e.type, e.type)} {short[e.src]}")
-
-
-def resolve_or_exit(svc: Any, ref: str) -> Any:
-    """The memory REF names (ccmemory.app.resolve), or a ClickException with the resolver's message:
-    every command that takes a memory reference goes through here."""
-    from ccmemory.app.resolve import RefError, resolve_one
-
-    try:
-        return resolve_one(svc, ref)
-    except RefError as exc:
-        extra = "" if exc.code == "ambiguous" else f" ({exc.hint})"
-        raise click.ClickException(exc.message + extra) from None
 
 
 @click.command()

@@ -81,9 +81,9 @@ def demo(folder: Path | None) -> None:
     to a new temporary folder, which is left in place so you can look around.
     """
     from ccmemory.app.service import Service
+    from ccmemory.app.vaultinit import init_vault
     from ccmemory.core.model import Memory, new_id
     from ccmemory.core.vault import Vault
-    from ccmemory.surfaces.cli.cmd_core import init_vault
 
     root = (folder or Path(tempfile.mkdtemp(prefix="ccmemory-demo-"))).resolve()
     root.mkdir(parents=True, exist_ok=True)

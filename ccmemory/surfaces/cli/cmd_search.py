@@ -226,7 +226,7 @@ def _cross(svc: Any, query: str, f: Any, limit: int, mode: str, explain: bool, a
 @click.option("--json", "as_json", is_flag=True)
 def trace_cmd(ref: str, direction: str, depth: int, as_json: bool) -> None:
     """Show a memory's supersession chain and its relations in both directions."""
-    from ccmemory.surfaces.cli.cmd_core import resolve_or_exit
+    from ccmemory.surfaces.cli.common import resolve_or_exit
 
     with service() as svc:
         root = resolve_or_exit(svc, ref)  # the same resolver (and messages) as show

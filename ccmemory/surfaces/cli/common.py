@@ -136,3 +136,15 @@ class Progress:
         if self.bar is not None:
             self.bar.__exit__(None, None, None)
             self.bar = None
+
+
+def resolve_or_exit(svc: Any, ref: str) -> Any:
+    """The memory REF names (ccmemory.app.resolve), or a ClickException with the resolver's message:
+    every command that takes a memory reference goes through here."""
+    from ccmemory.app.resolve import RefError, resolve_one
+
+    try:
+        return resolve_one(svc, ref)
+    except RefError as exc:
+        extra = "" if exc.code == "ambiguous" else f" ({exc.hint})"
+        raise click.ClickException(exc.message + extra) from None

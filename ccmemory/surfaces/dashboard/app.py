@@ -19,7 +19,7 @@ import hmac
 import secrets
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from starlette.applications import Starlette
@@ -36,7 +36,18 @@ from starlette.responses import (
 from starlette.routing import Route
 
 from ccmemory.surfaces.dashboard import sessions as dash_sessions
-from ccmemory.surfaces.dashboard.data import Dash, clamp
+
+if TYPE_CHECKING:
+    from ccmemory.surfaces.dashboard.data import Dash
+
+MAX_LIMIT = 500  # rows per page of any listing
+
+
+def clamp(limit: int | None, default: int = 50) -> int:
+    if limit is None:
+        return default
+    return max(1, min(int(limit), MAX_LIMIT))
+
 
 HERE = Path(__file__).parent
 CSP = (

@@ -23,7 +23,6 @@ from ccmemory.index.base import Edge, IndexedMemory
 from ccmemory.surfaces.dashboard import metrics as mx
 
 REFRESH_SECONDS = 30.0
-MAX_LIMIT = 500
 MEMBERS = 50  # members listed per pattern (the size says how many there are)
 GRAPH_MAX = 5000  # nodes the graph page draws at most (canvas, no DOM per node)
 
@@ -43,12 +42,6 @@ def card(m: IndexedMemory, **extra: Any) -> dict[str, Any]:
         "uri": m.uri,
         **extra,
     }
-
-
-def clamp(limit: int | None, default: int = 50) -> int:
-    if limit is None:
-        return default
-    return max(1, min(int(limit), MAX_LIMIT))
 
 
 def _graph_seed(mems: list[IndexedMemory], topic: str | None, file: str | None) -> set[str]:

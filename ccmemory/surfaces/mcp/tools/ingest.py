@@ -29,7 +29,9 @@ def register(tool: Tool, server: MCPServer, be: Backend) -> None:
         from ccmemory.features.capture.ingest import ingest as run
 
         with be.service() as svc:
-            out = run(svc.vault.root, text, dry_run=dry_run, author=svc.config.user_id).as_dict()
+            out = run(
+                svc.vault.root, text, service=type(svc), dry_run=dry_run, author=svc.config.user_id
+            ).as_dict()
             if out["written"]:
                 svc.reindex()
             return out
