@@ -18,7 +18,7 @@ from ccmemory.core.reftree import REF_ROOT
 from ccmemory.core.reftree.record import RefRecord, load
 from ccmemory.core.reftree.scan import scan_tree
 from ccmemory.core.vault import Vault
-from ccmemory.index.base import FileProblem
+from ccmemory.index.base import FileProblem, supports_reference
 
 
 @dataclass
@@ -38,8 +38,7 @@ class RefReport(ChangeCounts):
         }
 
 
-def supports(index: Any) -> bool:
-    return hasattr(index, "ref_apply")
+supports = supports_reference  # the name the reference modules know
 
 
 def scan(vault: Vault) -> tuple[dict[str, tuple[str, int, int]], dict[str, str]]:

@@ -399,24 +399,6 @@ def cross_contradictions(
     return out
 
 
-def cross_project_contradictions(svc: Service) -> tuple[list[dict[str, Any]], list[str]]:
-    """`cross_contradictions` between this project and each related one (visibility per project:
-    another project's developmental decisions count only when the user wrote them). Each item also
-    names the other project and relation. Returns (items, notices about unreachable projects)."""
-    from ccmemory.features.crossproject import related_sources, viewer_for_others
-    from ccmemory.index.base import Filters
-
-    home = all_memories(svc, types=["decision"], include_superseded=False)
-    out: list[dict[str, Any]] = []
-    with related_sources(svc) as (sources, notices):
-        for src in sources:
-            f = Filters(project=src.name, types=["decision"], viewer=viewer_for_others(svc))
-            theirs = src.index.query(f, limit=SCAN_CAP)
-            for item in cross_contradictions(home, theirs):
-                out.append({**item, "project": src.name, "relation": src.relation, "source": src.where})
-    return out, notices
-
-
 def orphans(mems: Sequence[IndexedMemory], edges: Sequence[Edge]) -> list[IndexedMemory]:
     """Memories with no topics, no files and no relation in either direction."""
     linked = {e.src for e in edges} | {e.dst for e in edges}

@@ -231,7 +231,7 @@ def _reference(svc: Service, task: str | None, budget_tokens: int) -> str:
         if not branch or branch == (svc.config.main_branch or gitstate.main_branch(svc.vault.root)):
             return ""
         query = branch.replace("/", " ").replace("-", " ").replace("_", " ")
-    from ccmemory.features.reference.ops import context_sections
+    from ccmemory.features.reference.lookup import context_sections
 
     try:
         text, _ = context_sections(svc, query, budget_tokens, limit=n)

@@ -339,3 +339,20 @@ def status_report(svc: Service) -> dict[str, Any]:
     count = sum(1 for _ in Vault(home).iter_paths()) if personal.exists() else 0
     out["personal_vault"] = {"path": str(home), "exists": personal.exists(), "memory_files": count}
     return out
+
+
+def cross_project_contradictions(svc: Service) -> tuple[list[dict[str, Any]], list[str]]:
+    """`cross_contradictions` between this project and each related one (visibility per project:
+    another project's developmental decisions count only when the user wrote them). Each item also
+    names the other project and relation. Returns (items, notices about unreachable projects)."""
+    from ccmemory.features.analysis import SCAN_CAP, all_memories, cross_contradictions
+
+    home = all_memories(svc, types=["decision"], include_superseded=False)
+    out: list[dict[str, Any]] = []
+    with related_sources(svc) as (sources, notices):
+        for src in sources:
+            f = Filters(project=src.name, types=["decision"], viewer=viewer_for_others(svc))
+            theirs = src.index.query(f, limit=SCAN_CAP)
+            for item in cross_contradictions(home, theirs):
+                out.append({**item, "project": src.name, "relation": src.relation, "source": src.where})
+    return out, notices

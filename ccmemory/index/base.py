@@ -448,6 +448,11 @@ def cited_reference(target: str) -> str | None:
     return None
 
 
+def supports_reference(index: Any) -> bool:
+    """Whether a backend stores reference chunks (implements ReferenceIndex)."""
+    return hasattr(index, "ref_apply")
+
+
 class ReferenceIndex(Protocol):
     """The chunk side of the index (both backends). Fed by ccmemory.app.refsync only."""
 

@@ -15,10 +15,10 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from ccmemory.index.base import Filters, Index, IndexedMemory
+from ccmemory.retrieval.basics import MIN_SIMILARITY, MODES, snippet
 from ccmemory.retrieval.view import neighbours
 from ccmemory.text import fusion, intent
 
-MODES = ("hybrid", "text", "semantic")
 # Corrections and preferences first (docs/architecture.md, "Retrieval").
 TYPE_WEIGHT: dict[str, float] = {
     "correction": 1.30,
@@ -41,7 +41,6 @@ FLOOR = 0.05
 # probably unrelated (all-MiniLM-L6-v2 puts unrelated sentences at about 0.0-0.15). Such a hit is
 # kept and marked weak (`Hit.weak`, "weak": true in JSON), never dropped: a floor that filters
 # emptied semantic results whose right memory was the second nearest (issue 27).
-MIN_SIMILARITY = 0.25
 RECENCY_HALF_LIFE_DAYS = 180.0
 EXPAND_RELATION = 0.5  # share of the parent's score an expanded neighbour gets
 EXPAND_SHARED = 0.3
@@ -94,11 +93,6 @@ class SearchResponse:
     mode: str
     notices: list[str] = field(default_factory=list)
     vectors_pending: int = 0  # memories not embedded yet: semantic search is warming up
-
-
-def snippet(body: str, width: int = 160) -> str:
-    text = " ".join(body.split())
-    return text if len(text) <= width else text[: width - 1].rstrip() + "…"
 
 
 def recency_weight(created: str, now: datetime) -> float:

@@ -6,22 +6,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ccmemory.app.refsync import RefReport, reindex_reference, supports
-from ccmemory.core.errors import CcmemoryError
-from ccmemory.features.reference.search import RefResponse, search_reference
+from ccmemory.features.reference.lookup import (  # re-exported: the surfaces call them through ops
+    ReferenceUnavailable as ReferenceUnavailable,
+)
+from ccmemory.features.reference.lookup import _index
+from ccmemory.features.reference.lookup import query as query
 
 if TYPE_CHECKING:
     from ccmemory.app.service import Service
-
-
-class ReferenceUnavailable(CcmemoryError):
-    """The configured index backend has no reference support."""
-
-
-def _index(svc: Service) -> Any:
-    idx = svc.index
-    if not supports(idx):
-        raise ReferenceUnavailable(f"the {idx.backend} index does not store reference chunks")
-    return idx
 
 
 def _status_of(svc: Service) -> Any:
@@ -33,22 +25,6 @@ def _status_of(svc: Service) -> Any:
 def index_reference(svc: Service, paths: list[str] | None = None, *, full: bool = False) -> RefReport:
     """(Re)index the tree, or only these repo-relative paths."""
     return reindex_reference(svc.vault, _index(svc), svc.project, _status_of(svc), full=full, only=paths)
-
-
-def query(
-    svc: Service, text: str, *, limit: int = 5, mode: str = "hybrid", status: str | None = None
-) -> RefResponse:
-    emb = svc.embedder() if mode in ("hybrid", "semantic") else None
-    return search_reference(
-        _index(svc),
-        svc.project,
-        text,
-        limit=limit,
-        mode=mode,
-        embedder=emb,
-        embedder_problem=getattr(svc, "_embedder_problem", None),
-        status=status,
-    )
 
 
 def counts(svc: Service) -> dict[str, int]:
@@ -121,29 +97,3 @@ def cache_pdf(svc: Service, file: str | Path) -> dict[str, Any]:
     res = write(svc.vault, Path(file))
     notice = _index_one(svc, res.path)
     return {**res.as_dict(), **({"notice": notice} if notice else {})}
-
-
-def context_sections(svc: Service, task: str, budget_tokens: int, *, limit: int = 3) -> tuple[str, list[str]]:
-    """The few most relevant sections for ``task`` that fit ``budget_tokens`` (text, chunk ids)."""
-    from ccmemory.core.tokens import estimate_tokens
-
-    if not task.strip() or budget_tokens <= 0:
-        return "", []
-    try:
-        resp = query(svc, task, limit=limit, mode="text")
-    except ReferenceUnavailable:
-        return "", []
-    parts: list[str] = []
-    ids: list[str] = []
-    used = 0
-    for h in resp.hits:
-        block = f"### {' > '.join(h.chunk.heading_path) or h.chunk.id}\n({h.chunk.uri})\n\n{h.chunk.text}\n"
-        cost = estimate_tokens(block)
-        if used + cost > budget_tokens:
-            continue
-        parts.append(block)
-        ids.append(h.chunk.id)
-        used += cost
-    if not parts:
-        return "", []
-    return "## Reference sections\n\n" + "\n".join(parts), ids

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ccmemory.index.base import IndexedChunk
-from ccmemory.retrieval.search import MIN_SIMILARITY, MODES, snippet
+from ccmemory.retrieval.basics import MIN_SIMILARITY, MODES, snippet
 from ccmemory.text import fusion
 
 

@@ -192,7 +192,8 @@ def detect_issues(
             "items": [{"path": p.path, "line": p.line, "reason": p.reason} for p in probs[:limit]],
         }
     if include_cross_project:
-        from ccmemory.features.analysis import CROSS_RULE, cross_project_contradictions
+        from ccmemory.features.analysis import CROSS_RULE
+        from ccmemory.features.crossproject import cross_project_contradictions
 
         items, notices = cross_project_contradictions(svc)
         out["cross_project_contradictions"] = {
