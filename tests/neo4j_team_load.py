@@ -184,7 +184,7 @@ def _token(clone: Clone, k: int) -> str:
     return f"c{clone.n}tok{k}x"  # one word the analyzer keeps whole: found only in that memory
 
 
-PLAN = ("new", "search", "new", "context", "edit", "reindex", "new", "search", "delete", "reindex")
+PLAN = ("new", "search", "new", "edit", "delete", "context")
 # an MCP server indexes what it records at once and refreshes itself from the files: its client
 # records much faster than a CLI process starts, and is the one that keeps the server busy
 MCP_PLAN = ("new", "search", "new", "context", "new", "edit", "new", "delete")
@@ -301,7 +301,7 @@ class Client:
 
     def op_delete(self) -> str:
         live = self._live()
-        if len(live) < 3:
+        if len(live) < 2:
             return ""
         mem_id = live[0]
         (self.clone.root / self.log.recorded[mem_id]).unlink()
@@ -316,7 +316,9 @@ class Client:
             problem = f"{type(exc).__name__}: {exc}"
         self.log.ops.append(Op(kind, time.perf_counter() - t0, not problem, problem))
 
-    def run(self, deadline: float, max_ops: int | None = None) -> ClientLog:
+    def run(
+        self, deadline: float, max_ops: int | None = None, stop: threading.Event | None = None
+    ) -> ClientLog:
         self._tokens: dict[str, str] = {}
         if self.clone.mcp:
             self._start_mcp()
@@ -324,6 +326,8 @@ class Client:
             self._do("reindex")
             i = 0
             while time.monotonic() < deadline and (max_ops is None or i < max_ops):
+                if stop is not None and stop.is_set():
+                    break
                 plan = MCP_PLAN if self.clone.mcp else PLAN
                 kind = plan[(i + self.clone.n) % len(plan)]
                 before = set(self.log.recorded)
@@ -363,15 +367,35 @@ class Client:
             self.log.ops.append(Op("mcp_stderr", 0.0, False, err[-2000:]))
 
 
-def run_team(team: Team, seconds: float, max_ops: int | None = None, seed: int = 0) -> list[ClientLog]:
-    """Every client at once (one thread each, driving its own processes); their logs."""
+def run_team(
+    team: Team, seconds: float, max_ops: int | None = None, seed: int = 0, mcp_until_cli_done: bool = False
+) -> list[ClientLog]:
+    """Every client at once (one thread each, driving its own processes); their logs. Each does
+    `max_ops` operations or stops at `seconds`; with `mcp_until_cli_done`, the MCP clients go on
+    until the last CLI client has finished (so the server is busy the whole time)."""
     clients = [Client(team, c, seed) for c in team.clones]
     logs: list[ClientLog | None] = [None] * len(clients)
     start = threading.Barrier(len(clients))
+    cli_left = [sum(1 for c in team.clones if not c.mcp)]
+    lock = threading.Lock()
+    cli_done = threading.Event()
+    if not cli_left[0]:
+        cli_done.set()
 
     def one(i: int) -> None:
+        clone = clients[i].clone
         start.wait()
-        logs[i] = clients[i].run(time.monotonic() + seconds, max_ops)
+        try:
+            if mcp_until_cli_done and clone.mcp:
+                logs[i] = clients[i].run(time.monotonic() + seconds, None, cli_done)
+            else:
+                logs[i] = clients[i].run(time.monotonic() + seconds, max_ops)
+        finally:
+            if not clone.mcp:
+                with lock:
+                    cli_left[0] -= 1
+                    if not cli_left[0]:
+                        cli_done.set()
 
     threads = [threading.Thread(target=one, args=(i,)) for i in range(len(clients))]
     for t in threads:

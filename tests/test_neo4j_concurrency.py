@@ -1,8 +1,8 @@
 """Issue #29: a Neo4j team server with 8 concurrent clients, 0 errors and 0 lost writes.
 
 One bare git origin with curated memories, 8 clones of it (8 git identities, so 8 index scopes of
-one project on the real test server). 6 clients run real `ccmemory` CLI processes one after
-another, 2 drive a real `ccmemory mcp` server over stdio, all at once for a few seconds: new
+one project on the real test server). 4 clients run real `ccmemory` CLI processes one after
+another, 4 drive a real `ccmemory mcp` server over stdio, all at once: new
 memories (half of them related to the shared curated ones, all on shared topics), searches for
 their own newest memory, context, incremental reindexes, hand edits and a deletion of their own
 files (tests/neo4j_team_load.py). Then:
@@ -25,18 +25,28 @@ from pathlib import Path
 import pytest
 
 from tests.neo4j_server import Neo4jServer
-from tests.neo4j_team_load import ClientLog, ServerInfo, Team, check_team, cli, drop, make_team, run_team
+from tests.neo4j_team_load import (
+    PLAN,
+    ClientLog,
+    ServerInfo,
+    Team,
+    check_team,
+    cli,
+    drop,
+    make_team,
+    run_team,
+)
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.slow]
 
 CLIENTS = 8
-SECONDS = 12.0  # of mixed operations per client, after which each finishes its current op
+MCP_CLIENTS = 4
 
 
 @pytest.fixture
 def team(tmp_path: Path, neo4j_server: Neo4jServer) -> Iterator[Team]:
     info = ServerInfo(neo4j_server.uri, neo4j_server.user, neo4j_server.password)
-    t = make_team(tmp_path, info, "conc-" + uuid.uuid4().hex[:8], clients=CLIENTS, mcp_clients=2)
+    t = make_team(tmp_path, info, "conc-" + uuid.uuid4().hex[:8], clients=CLIENTS, mcp_clients=MCP_CLIENTS)
     try:
         yield t
     finally:
@@ -50,7 +60,9 @@ def describe(logs: list[ClientLog]) -> str:
 
 
 def test_eight_concurrent_clients_lose_nothing(team: Team) -> None:
-    logs = run_team(team, SECONDS)
+    # each CLI client goes once through its plan (6 operations, between two reindexes); the MCP
+    # clients record, search, edit and delete until the last CLI client is done
+    logs = run_team(team, seconds=120, max_ops=len(PLAN), mcp_until_cli_done=True)
     assert not describe(logs), describe(logs)
     # the mix really ran: every client wrote, searched and reindexed, and something was deleted
     for log in logs:

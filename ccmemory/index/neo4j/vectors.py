@@ -11,7 +11,7 @@ from neo4j.exceptions import Neo4jError
 from ccmemory.index.base import Filters, IndexUnavailable, embed_text
 from ccmemory.index.cosine import exact_scores
 from ccmemory.index.neo4j.connection import Connection, wrap_errors
-from ccmemory.index.neo4j.filters import memory_of, where_clause
+from ccmemory.index.neo4j.filters import memory_of, still_memories, where_clause
 from ccmemory.index.neo4j.queries import RETURN_MEMORY
 from ccmemory.index.neo4j.schema import VECTOR_INDEX
 
@@ -27,7 +27,7 @@ class VectorStore(Connection):
             emb=embedder,
         )
         seen: dict[str, str] = {}
-        for r in rows:
+        for r in still_memories(rows):
             seen.setdefault(r["text_hash"], embed_text(memory_of(r)))
         return sorted(seen.items())
 
