@@ -328,3 +328,35 @@ def test_main_moved_under_a_branch_keeps_git_authors(tmp_path: Path, monkeypatch
     assert index.dump("p") == full.dump("p")
     (row,) = [m for m in index.dump("p")["memories"] if m[3] == "Hand written memory"]
     assert row[7] == AUTHOR and row[12] == "curated"  # author_git, status
+
+
+def test_a_recorded_memory_deleted_before_the_next_reindex_leaves_the_index(
+    backend: tuple[Any, str],  # noqa: F811
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`Service.record` indexes its file at once; deleted before any reindex, the file was in
+    neither git status listing, and the shortcut kept its memory for good (issue #29: an MCP
+    client that records and deletes between two reindexes)."""
+    from ccmemory.app.service import Service
+    from ccmemory.core.config import Config
+
+    index, project = backend
+    walked = _walks(monkeypatch)
+    root = init_git(tmp_path / "r", AUTHOR)
+    (root / ".ccmemory" / "decisions").mkdir(parents=True)
+    vault = Vault(root)
+    vault.write_new(make_memory("decision", "Alpha memory", author=AUTHOR))
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "-m", "one")
+    sync.reindex(vault, index, project, local_author=AUTHOR)
+    svc = Service(vault, Config(project=project, user_id=AUTHOR), index)
+    kept = svc.record(make_memory("fact", "Kept memory", author=AUTHOR))
+    gone = svc.record(make_memory("fact", "Short-lived memory", author=AUTHOR))
+    assert kept.indexed and gone.indexed
+    (root / gone.path).unlink()
+    report = sync.reindex(vault, index, project, local_author=AUTHOR)
+    assert walked[0] == 1  # the shortcut, not the walk
+    titles = {m.title for m in index.query(Filters(project=project), limit=100)}
+    assert titles == {"Alpha memory", "Kept memory"}
+    assert report.removed == 1

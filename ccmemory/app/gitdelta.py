@@ -75,6 +75,17 @@ class State:
         return state if state.format == VERSION else None
 
 
+def with_path(stored: dict[str, Any], rel: str) -> dict[str, Any]:
+    """The stored state once `rel` was indexed outside a reindex (`Service.record`): the next
+    reindex looks at it again. Without this, a memory recorded and then deleted (or changed back)
+    before any reindex is in neither `git status` listing, and its record stays in the index."""
+    dirty = list(stored.get("dirty") or [])
+    if rel in dirty:
+        return stored
+    files = stored.get("files") or 0
+    return {**stored, "dirty": sorted([*dirty, rel]), "files": files + 1}
+
+
 @dataclass
 class Delta:
     """The paths a reindex must look at, and where status may have changed."""

@@ -278,6 +278,11 @@ class Service:
             # fresh one is "racy" (-1), so the next reindex hashes the file again anyway
             rec = record_from_bytes(data, rel, -1)
             self.index.apply(self.project, [rec], [], view.status_of, None)
+            stored = self.index.sync_state(self.project)
+            if stored is not None:  # the next reindex checks this path even if git never lists it
+                from ccmemory.app.gitdelta import with_path
+
+                self.index.set_sync_state(self.project, with_path(stored, rel))
         except Exception as exc:
             return Recorded(
                 memory, rel, status, False, f"written, not indexed ({exc}); run `ccmemory reindex`"

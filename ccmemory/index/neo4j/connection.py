@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import logging
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
@@ -15,6 +16,19 @@ from ccmemory.index.base import IndexUnavailable
 from ccmemory.index.neo4j.schema import ensure_schema
 
 T = TypeVar("T")
+
+# how long a write transaction is tried again on transient errors (deadlocks between clients of
+# one server, a leader switch): long enough for 8 clients writing the same nodes at once
+RETRY_SECONDS = 15.0
+
+
+def _not_a_retry(record: logging.LogRecord) -> bool:
+    """The driver's warning for each retried transaction (a deadlock's lock table, many lines
+    long) is not for the user's terminal: the retry is the normal course; a failure still raises."""
+    return "will be retried" not in record.getMessage()
+
+
+logging.getLogger("neo4j.session").addFilter(_not_a_retry)
 
 
 def wrap_errors(fn: Callable[..., T]) -> Callable[..., T]:
@@ -54,7 +68,7 @@ class Connection:
                 uri,
                 auth=(user, password),
                 connection_timeout=connection_timeout,
-                max_transaction_retry_time=5.0,
+                max_transaction_retry_time=RETRY_SECONDS,
                 connection_acquisition_timeout=connection_timeout * 2,
                 notifications_min_severity="OFF",  # "property does not exist" on a fresh database
             )
@@ -85,6 +99,15 @@ class Connection:
     def _session(self) -> Iterator[neo4j.Session]:
         with self.driver.session(database=self.database) as s:
             yield s
+
+    def _write(self, work: Callable[[neo4j.ManagedTransaction], T]) -> T:
+        """`work` in one managed write transaction: the driver runs it again on a deadlock or
+        another transient error (within `max_transaction_retry_time`), so `work` must do all its
+        writing through the transaction it is given and keep no state from one attempt to the
+        next. Clients of one server write the same nodes at once (the project, shared topics,
+        curated memories indexed from every clone): a deadlock there is normal, and retried."""
+        with self._session() as s:
+            return s.execute_write(work)
 
     def _read(self, query: str, **params: Any) -> list[Any]:
         with self._session() as s:

@@ -13,6 +13,14 @@ def memory_of(r: Any) -> IndexedMemory:
     return IndexedMemory.from_columns(r.data())
 
 
+def still_memories(rows: list[Any]) -> list[Any]:
+    """The rows whose node was still a memory when its properties were read. Reads are read
+    committed: another client's transaction can strip a node matched as `:Memory` back to a bare
+    `:Ident` (its memory deleted, or re-derived) before this query reads its properties, which
+    then come back null; such a row is left out, as if read just after that commit."""
+    return [r for r in rows if r["type"] is not None]
+
+
 def where_clause(f: Filters, var: str = "m") -> tuple[str, dict[str, Any]]:
     """A WHERE clause over the Memory node `var` (already matched by project) and its params.
 

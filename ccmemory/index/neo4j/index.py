@@ -81,17 +81,12 @@ class Neo4jIndex(VectorStore, MemoryReads, ReferenceGraph):
     def set_sync_state(self, project: str, state: dict[str, Any] | None) -> None:
         import json
 
-        with self._session() as s:
-            if state is None:
-                query = "MATCH (x:SyncState {project: $p, scope: $s}) DELETE x"
-                s.run(query, p=project, s=self.scope).consume()
-            else:
-                s.run(
-                    "MERGE (x:SyncState {project: $p, scope: $s}) SET x.value = $v",
-                    p=project,
-                    s=self.scope,
-                    v=json.dumps(state),
-                ).consume()
+        if state is None:
+            query = "MATCH (x:SyncState {project: $p, scope: $s}) DELETE x"
+        else:
+            query = "MERGE (x:SyncState {project: $p, scope: $s}) SET x.value = $v"
+        params = {"p": project, "s": self.scope, "v": None if state is None else json.dumps(state)}
+        self._write(lambda tx: tx.run(query, params).consume())
 
     @wrap_errors
     def apply(
@@ -104,56 +99,66 @@ class Neo4jIndex(VectorStore, MemoryReads, ReferenceGraph):
     ) -> None:
         removed = list(removed)
         adders = adders or {}
-        with self._session() as s, s.begin_transaction() as tx:
-            # the memories the files fed before this change are re-derived too
-            before: set[str] = set()  # ids of the file records this change replaces or deletes
-            if removed:
-                for r in tx.run(
-                    q.DELETE_FILES,
-                    p=project,
-                    s=self.scope,
-                    paths=removed,
-                ):
-                    if r["old"] is not None:
-                        before.add(r["old"])
-            payloads = {r.path: payload(r.memory) for r in upserts if r.memory}
-            rows = [
-                {
-                    "path": r.path,
-                    "props": {
-                        "mtime_ns": r.mtime_ns,
-                        "size": r.size,
-                        "hash": r.hash,
-                        "mem_id": r.memory.id if r.memory else None,
-                        "error": r.error,
-                        "error_line": r.error_line,
-                        "payload": payloads.get(r.path),
-                        "status": status_of(r.path) if r.memory else None,
-                        "author_git": adders.get(r.path) if r.memory else None,
-                    },
-                }
-                for r in upserts
-            ]
+        self._write(lambda tx: self._apply(tx, project, upserts, removed, status_of, adders))
+
+    def _apply(
+        self,
+        tx: neo4j.ManagedTransaction,
+        project: str,
+        upserts: Sequence[FileRecord],
+        removed: list[str],
+        status_of: Callable[[str], str],
+        adders: dict[str, str],
+    ) -> None:
+        """`apply` in one transaction (run again from the start on a deadlock)."""
+        # the memories the files fed before this change are re-derived too
+        before: set[str] = set()  # ids of the file records this change replaces or deletes
+        if removed:
             for r in tx.run(
-                q.UPSERT_FILES,
+                q.DELETE_FILES,
                 p=project,
                 s=self.scope,
-                rows=rows,
+                paths=removed,
             ):
-                before.add(r["old"])
-            self._derive(
-                tx,
-                project,
-                sorted(before | {r.memory.id for r in upserts if r.memory}),
-                lambda path: (status_of(path), adders.get(path)),
-                local=payloads,
-                before=before,
-            )
-            tx.commit()
+                if r["old"] is not None:
+                    before.add(r["old"])
+        payloads = {r.path: payload(r.memory) for r in upserts if r.memory}
+        rows = [
+            {
+                "path": r.path,
+                "props": {
+                    "mtime_ns": r.mtime_ns,
+                    "size": r.size,
+                    "hash": r.hash,
+                    "mem_id": r.memory.id if r.memory else None,
+                    "error": r.error,
+                    "error_line": r.error_line,
+                    "payload": payloads.get(r.path),
+                    "status": status_of(r.path) if r.memory else None,
+                    "author_git": adders.get(r.path) if r.memory else None,
+                },
+            }
+            for r in upserts
+        ]
+        for r in tx.run(
+            q.UPSERT_FILES,
+            p=project,
+            s=self.scope,
+            rows=rows,
+        ):
+            before.add(r["old"])
+        self._derive(
+            tx,
+            project,
+            sorted(before | {r.memory.id for r in upserts if r.memory}),
+            lambda path: (status_of(path), adders.get(path)),
+            local=payloads,
+            before=before,
+        )
 
     def _derive(
         self,
-        tx: neo4j.Transaction,
+        tx: neo4j.ManagedTransaction,
         project: str,
         ids: list[str],
         live: write.Live | None,
@@ -175,39 +180,48 @@ class Neo4jIndex(VectorStore, MemoryReads, ReferenceGraph):
         """Recompute status and git author of this scope's files; re-derive the memories they feed.
         `only` (without `git_authors`: a file's git author is stored whether or not it is used)
         limits the check to those paths."""
-        with self._session() as s, s.begin_transaction() as tx:
-            rows = list(
-                tx.run(
-                    "MATCH (f:MemoryFile {project: $p, scope: $s}) "
-                    "WHERE f.error IS NULL AND f.mem_id IS NOT NULL "
-                    "RETURN f.path AS path, f.mem_id AS id, f.status AS status, f.author_git AS author_git",
-                    p=project,
-                    s=self.scope,
-                )
+        return self._write(lambda tx: self._refresh_status(tx, project, status_of, adders, only, git_authors))
+
+    def _refresh_status(
+        self,
+        tx: neo4j.ManagedTransaction,
+        project: str,
+        status_of: Callable[[str], str],
+        adders: Mapping[str, str] | None,
+        only: Collection[str] | None,
+        git_authors: bool,
+    ) -> int:
+        rows = list(
+            tx.run(
+                "MATCH (f:MemoryFile {project: $p, scope: $s}) "
+                "WHERE f.error IS NULL AND f.mem_id IS NOT NULL "
+                "RETURN f.path AS path, f.mem_id AS id, f.status AS status, f.author_git AS author_git",
+                p=project,
+                s=self.scope,
             )
-            if only is not None and not git_authors:
-                wanted = set(only)
-                rows = [r for r in rows if r["path"] in wanted]
-            stored = {r["path"]: r["author_git"] for r in rows}
+        )
+        if only is not None and not git_authors:
+            wanted = set(only)
+            rows = [r for r in rows if r["path"] in wanted]
+        stored = {r["path"]: r["author_git"] for r in rows}
 
-            def live(path: str) -> tuple[str, str | None]:
-                return status_of(path), (adders.get(path) if adders is not None else stored.get(path))
+        def live(path: str) -> tuple[str, str | None]:
+            return status_of(path), (adders.get(path) if adders is not None else stored.get(path))
 
-            ids = sorted({r["id"] for r in rows if live(r["path"]) != (r["status"], r["author_git"])})
-            if not ids:
-                return 0
-            before = {
-                r["id"]: (r["status"], r["author_git"])
-                for r in tx.run(
-                    "UNWIND $ids AS id MATCH (m:Memory {project: $p, id: id}) "
-                    "RETURN m.id AS id, m.status AS status, m.author_git AS author_git",
-                    p=project,
-                    ids=ids,
-                )
-            }
-            after = self._derive(tx, project, ids, live)
-            tx.commit()
-            return sum(1 for i in set(before) | set(after) if before.get(i) != after.get(i))
+        ids = sorted({r["id"] for r in rows if live(r["path"]) != (r["status"], r["author_git"])})
+        if not ids:
+            return 0
+        before = {
+            r["id"]: (r["status"], r["author_git"])
+            for r in tx.run(
+                "UNWIND $ids AS id MATCH (m:Memory {project: $p, id: id}) "
+                "RETURN m.id AS id, m.status AS status, m.author_git AS author_git",
+                p=project,
+                ids=ids,
+            )
+        }
+        after = self._derive(tx, project, ids, live)
+        return sum(1 for i in set(before) | set(after) if before.get(i) != after.get(i))
 
     @wrap_errors
     def clear(self, project: str) -> None:
@@ -235,7 +249,8 @@ class Neo4jIndex(VectorStore, MemoryReads, ReferenceGraph):
             ]
             for start in range(0, len(ids), 2000):
                 chunk = ids[start : start + 2000]
-                with s.begin_transaction() as tx:
+
+                def forget(tx: neo4j.ManagedTransaction, chunk: list[str] = chunk) -> None:
                     tx.run(
                         "UNWIND $ids AS id "
                         "MATCH (f:MemoryFile {project: $p, scope: $s, mem_id: id}) DELETE f",
@@ -244,7 +259,8 @@ class Neo4jIndex(VectorStore, MemoryReads, ReferenceGraph):
                         ids=chunk,
                     ).consume()
                     self._derive(tx, project, chunk, None)
-                    tx.commit()
+
+                s.execute_write(forget)
             s.run(
                 "MATCH (f:MemoryFile {project: $p, scope: $s}) "
                 "CALL (f) { DELETE f } IN TRANSACTIONS OF 5000 ROWS",
@@ -268,8 +284,8 @@ class Neo4jIndex(VectorStore, MemoryReads, ReferenceGraph):
     @wrap_errors
     def link_projects(self, project: str, links: Sequence[tuple[str, str]]) -> None:
         rows = [{"other": o, "relation": r} for o, r in links if o != project]
-        with self._session() as s:
-            s.run(
+        self._write(
+            lambda tx: tx.run(
                 "MERGE (a:Project {name: $p}) WITH a "
                 "CALL (a) { MATCH (a)-[r:RELATED_TO]->() DELETE r } "
                 "WITH a UNWIND $rows AS row MERGE (b:Project {name: row.other}) "
@@ -277,3 +293,4 @@ class Neo4jIndex(VectorStore, MemoryReads, ReferenceGraph):
                 p=project,
                 rows=rows,
             ).consume()
+        )

@@ -9,7 +9,7 @@ from typing import Any
 from ccmemory.index.base import MAX_SHARED, Edge, FileProblem, Filters, IndexedMemory, stats_summary
 from ccmemory.index.derive import PREFIX_LIMIT, ref_lookup
 from ccmemory.index.neo4j.connection import Connection, wrap_errors
-from ccmemory.index.neo4j.filters import memory_of, where_clause
+from ccmemory.index.neo4j.filters import memory_of, still_memories, where_clause
 from ccmemory.index.neo4j.queries import RETURN_MEMORY
 from ccmemory.index.neo4j.schema import FULLTEXT_INDEX, REL_PATTERN
 from ccmemory.index.query import lucene_match_terms
@@ -31,7 +31,7 @@ class MemoryReads(Connection):
             p=project,
             ids=sorted(set(ids)),
         )
-        by_id = {r["id"]: memory_of(r) for r in rows}
+        by_id = {r["id"]: memory_of(r) for r in still_memories(rows)}
         return [by_id[i] for i in ids if i in by_id]
 
     @wrap_errors
@@ -69,7 +69,7 @@ class MemoryReads(Connection):
             limit=limit,
             **params,
         )
-        return [memory_of(r) for r in rows]
+        return [memory_of(r) for r in still_memories(rows)]
 
     @wrap_errors
     def count(self, f: Filters) -> int:
@@ -334,7 +334,7 @@ class MemoryReads(Connection):
             limit=limit,
             **params,
         )
-        return [memory_of(r) for r in rows]
+        return [memory_of(r) for r in still_memories(rows)]
 
     @wrap_errors
     def projects_applying_to(self, target: str) -> list[str]:

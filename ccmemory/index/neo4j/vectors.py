@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import neo4j
 from neo4j.exceptions import Neo4jError
 
 from ccmemory.index.base import Filters, IndexUnavailable, embed_text
 from ccmemory.index.cosine import exact_scores
 from ccmemory.index.neo4j.connection import Connection, wrap_errors
-from ccmemory.index.neo4j.filters import memory_of, where_clause
+from ccmemory.index.neo4j.filters import memory_of, still_memories, where_clause
 from ccmemory.index.neo4j.queries import RETURN_MEMORY
 from ccmemory.index.neo4j.schema import VECTOR_INDEX
 
@@ -26,7 +27,7 @@ class VectorStore(Connection):
             emb=embedder,
         )
         seen: dict[str, str] = {}
-        for r in rows:
+        for r in still_memories(rows):
             seen.setdefault(r["text_hash"], embed_text(memory_of(r)))
         return sorted(seen.items())
 
@@ -66,7 +67,8 @@ class VectorStore(Connection):
             raise IndexUnavailable(f"Neo4j index at {self.location}: bad vector dimension {dim}")
         self._ensure_vector_index(dim)
         rows = [{"h": h, "v": [float(x) for x in v]} for h, v in items]
-        with self._session() as s, s.begin_transaction() as tx:
+
+        def work(tx: neo4j.ManagedTransaction) -> None:
             for start in range(0, len(rows), 1000):
                 tx.run(
                     "UNWIND $rows AS row MERGE (e:Embedding {embedder: $emb, text_hash: row.h}) "
@@ -75,7 +77,8 @@ class VectorStore(Connection):
                     dim=dim,
                     rows=rows[start : start + 1000],
                 ).consume()
-            tx.commit()
+
+        self._write(work)
 
     @wrap_errors
     def vector_search(

@@ -54,7 +54,7 @@ def pick_winners(
 
 
 def winner_payloads(
-    tx: neo4j.Transaction,
+    tx: neo4j.ManagedTransaction,
     project: str,
     scope: str,
     winners: dict[str, Candidate],
@@ -85,7 +85,7 @@ def _may_have_nodes(
     return [i for i in ids if i in before or i in older]
 
 
-def strip(tx: neo4j.Transaction, project: str, ids: list[str]) -> tuple[set[str], set[str]]:
+def strip(tx: neo4j.ManagedTransaction, project: str, ids: list[str]) -> tuple[set[str], set[str]]:
     """Every memory node of `ids` back to a bare Ident. Returns the ids its relations pointed
     at and the element ids of the topic/file/session/author nodes it was linked to: the only
     nodes the rebuild can leave unreferenced."""
@@ -204,7 +204,7 @@ def build_rows(
     return mems, edges, applies, derived
 
 
-def write_memories(tx: neo4j.Transaction, project: str, mems: list[dict[str, Any]]) -> None:
+def write_memories(tx: neo4j.ManagedTransaction, project: str, mems: list[dict[str, Any]]) -> None:
     """Each memory node with its IN_PROJECT, ABOUT, TOUCHES, CAPTURED_IN and AUTHORED_BY
     relationships, in one statement for every type label (no per-row subqueries); the nodes
     these point at are MERGEd first, once per distinct key, in sorted order (one statement)."""
@@ -222,7 +222,7 @@ def write_memories(tx: neo4j.Transaction, project: str, mems: list[dict[str, Any
     tx.run(q.WRITE_MEMORIES, p=project, rows=mems).consume()
 
 
-def write_edges(tx: neo4j.Transaction, project: str, edges: list[dict[str, Any]]) -> None:
+def write_edges(tx: neo4j.ManagedTransaction, project: str, edges: list[dict[str, Any]]) -> None:
     if not edges:
         return
     tx.run(q.MERGE_TARGETS, p=project, ids=sorted({r["dst"] for r in edges})).consume()
@@ -230,12 +230,14 @@ def write_edges(tx: neo4j.Transaction, project: str, edges: list[dict[str, Any]]
     tx.run(q.WRITE_EDGES, p=project, rows=edges).consume()
 
 
-def write_applies(tx: neo4j.Transaction, project: str, applies: list[dict[str, Any]]) -> None:
+def write_applies(tx: neo4j.ManagedTransaction, project: str, applies: list[dict[str, Any]]) -> None:
     if applies:
         tx.run(q.WRITE_APPLIES, p=project, rows=applies).consume()
 
 
-def drop_unreferenced(tx: neo4j.Transaction, project: str, stub_candidates: set[str], keys: set[str]) -> None:
+def drop_unreferenced(
+    tx: neo4j.ManagedTransaction, project: str, stub_candidates: set[str], keys: set[str]
+) -> None:
     """Ids among `stub_candidates` that are neither memories nor relation targets any more
     disappear, and so do the topic/file/session/author nodes among `keys` (element ids) that
     nothing points at. Only what the rebuild unlinked is checked, never the whole project."""
@@ -246,7 +248,7 @@ def drop_unreferenced(tx: neo4j.Transaction, project: str, stub_candidates: set[
 
 
 def derive(
-    tx: neo4j.Transaction,
+    tx: neo4j.ManagedTransaction,
     project: str,
     scope: str,
     ids: list[str],
