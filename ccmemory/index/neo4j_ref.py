@@ -34,6 +34,7 @@ from ccmemory.index.base import (
     cited_reference,
 )
 from ccmemory.index.cosine import exact_scores
+from ccmemory.index.neo4j_retry import run_schema
 from ccmemory.index.query import lucene_query
 
 CHUNK_FULLTEXT = "chunk_fulltext"
@@ -81,7 +82,7 @@ class ReferenceGraph:
         if not self._ref_ready:
             with self._session() as s:
                 for stmt in _REF_SCHEMA:
-                    s.run(stmt).consume()
+                    run_schema(s, stmt)
                 s.run("CALL db.awaitIndexes(300)").consume()
             self._ref_ready = True
 

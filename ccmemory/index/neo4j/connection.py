@@ -5,12 +5,21 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
+import random
+import time
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 import neo4j
 from neo4j import GraphDatabase
-from neo4j.exceptions import AuthError, DriverError, Neo4jError, ServiceUnavailable, SessionExpired
+from neo4j.exceptions import (
+    AuthError,
+    DriverError,
+    Neo4jError,
+    ServiceUnavailable,
+    SessionExpired,
+    TransientError,
+)
 
 from ccmemory.index.base import IndexUnavailable
 from ccmemory.index.neo4j.schema import ensure_schema
@@ -114,9 +123,22 @@ class Connection:
             return list(s.run(query, params))
 
     def _ensure_schema(self) -> None:
-        with self._session() as s:
-            ensure_schema(s)
-            self._after_schema(s)
+        """The schema and its backfill (idempotent). Clients connecting at once to a fresh server
+        race on them (each statement: ccmemory.index.neo4j_retry); a transient error of the whole
+        setup is tried again, with a growing pause, for up to RETRY_SECONDS."""
+        deadline = time.monotonic() + RETRY_SECONDS
+        pause = 0.05
+        while True:
+            try:
+                with self._session() as s:
+                    ensure_schema(s)
+                    self._after_schema(s)
+                return
+            except TransientError:
+                if time.monotonic() + pause > deadline:
+                    raise
+                time.sleep(pause * (1 + random.random()))
+                pause = min(pause * 2, 1.0)
 
     def _after_schema(self, session: neo4j.Session) -> None:
         """What a subclass fills in once the schema is in place (the index backfills term rows);

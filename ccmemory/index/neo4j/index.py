@@ -153,7 +153,6 @@ class Neo4jIndex(VectorStore, MemoryReads, ReferenceGraph):
             sorted(before | {r.memory.id for r in upserts if r.memory}),
             lambda path: (status_of(path), adders.get(path)),
             local=payloads,
-            before=before,
         )
 
     def _derive(
@@ -163,10 +162,9 @@ class Neo4jIndex(VectorStore, MemoryReads, ReferenceGraph):
         ids: list[str],
         live: write.Live | None,
         local: dict[str, str] | None = None,
-        before: set[str] | None = None,
     ) -> dict[str, tuple[str, str | None]]:
         """Rebuild the memory nodes of `ids` from their winning files (`write.derive`)."""
-        return write.derive(tx, project, self.scope, ids, live, local, before)
+        return write.derive(tx, project, self.scope, ids, live, local)
 
     @wrap_errors
     def refresh_status(

@@ -66,6 +66,13 @@ PAYLOADS = (
     "UNWIND $rows AS row MATCH (f:MemoryFile {project: $p, scope: row.scope, path: row.path}) "
     f"{HINT_FILE_PATH} RETURN row.scope AS scope, row.path AS path, f.payload AS payload"
 )
+# a write lock on each id's node (created when missing) before anything about it is read: the
+# _lock property is set and removed in the same statement (the lock stays until commit); sorted
+# ids keep clients locking in one order
+LOCK_IDENTS = (
+    "UNWIND $ids AS id MERGE (n:Ident {project: $p, id: id}) "
+    "SET n._lock = true REMOVE n._lock RETURN id, n:Memory AS memory"
+)
 STRIP = (
     f"UNWIND $ids AS id MATCH (n:Ident {{project: $p, id: id}}) {HINT_IDENT} "
     # only memories have outgoing relationships, labels and properties to strip: a bare Ident

@@ -6,6 +6,7 @@ from typing import Any
 
 from ccmemory.core.errors import IndexUnavailable
 from ccmemory.core.model import RELATION_TYPES, TYPES
+from ccmemory.index.neo4j_retry import run_schema
 
 # 2: full text over the analysed terms of ccmemory.text.analyzer (whitespace analyzer), issue #13
 SCHEMA_VERSION = 2
@@ -60,5 +61,5 @@ def ensure_schema(s: Any) -> None:
         ).consume()
     s.run(f"DROP INDEX {LEGACY_FULLTEXT_INDEX} IF EXISTS").consume()
     for stmt in SCHEMA:
-        s.run(stmt).consume()
+        run_schema(s, stmt)
     s.run("CALL db.awaitIndexes(300)").consume()

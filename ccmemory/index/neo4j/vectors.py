@@ -14,6 +14,7 @@ from ccmemory.index.neo4j.connection import Connection, wrap_errors
 from ccmemory.index.neo4j.filters import memory_of, still_memories, where_clause
 from ccmemory.index.neo4j.queries import RETURN_MEMORY
 from ccmemory.index.neo4j.schema import VECTOR_INDEX
+from ccmemory.index.neo4j_retry import run_schema
 
 
 class VectorStore(Connection):
@@ -50,11 +51,12 @@ class VectorStore(Connection):
         if current is None:
             with self._session() as s:
                 # the dimension is an int we checked, not user text
-                s.run(
+                run_schema(
+                    s,
                     f"CREATE VECTOR INDEX {VECTOR_INDEX} IF NOT EXISTS FOR (e:Embedding) ON e.embedding "
                     f"OPTIONS {{indexConfig: {{`vector.dimensions`: {int(dim)}, "
-                    "`vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}}"
-                ).consume()
+                    "`vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}}",
+                )
                 s.run("CALL db.awaitIndexes(300)").consume()
         self._vector_dim = dim
 

@@ -75,16 +75,6 @@ def winner_payloads(
     return payload_of
 
 
-def _may_have_nodes(
-    ids: list[str], files: list[Any], scope: str, local: dict[str, str] | None, before: set[str] | None
-) -> list[str]:
-    """The ids among `ids` that may have a memory node to strip (all of them unless `before`)."""
-    if before is None or local is None:
-        return ids
-    older = {r["id"] for r in files if r["scope"] != scope or r["path"] not in local}
-    return [i for i in ids if i in before or i in older]
-
-
 def strip(tx: neo4j.ManagedTransaction, project: str, ids: list[str]) -> tuple[set[str], set[str]]:
     """Every memory node of `ids` back to a bare Ident. Returns the ids its relations pointed
     at and the element ids of the topic/file/session/author nodes it was linked to: the only
@@ -254,7 +244,6 @@ def derive(
     ids: list[str],
     live: Live | None,
     local: dict[str, str] | None = None,
-    before: set[str] | None = None,
 ) -> dict[str, tuple[str, str | None]]:
     """Rebuild the memory nodes of `ids` from their winning files (see the package docstring).
 
@@ -262,19 +251,22 @@ def derive(
     the file records when they differ); other scopes' files keep what their clone stored.
     `local` maps this scope's paths written in this transaction to their payloads, so the
     winners' payloads need not travel back from the server.
-    `before` (with `local`): the ids of the file records this transaction replaced or deleted.
-    A memory node exists only while a file record feeds it, so an id outside `before` whose
-    every file record was written here had no node: it is not stripped (a new file's id).
+    The ids' nodes are locked first (created when missing): clients of one server re-derive the
+    same memories at once (a curated memory is indexed from every clone), and without the lock
+    two transactions could each strip the old links and create new ones (duplicated links), or
+    derive from file records read before the other committed. Once the lock is held, what the
+    others committed is what this transaction reads.
     Returns id -> (status, git author) of the memories rebuilt.
     """
     if not ids:
         return {}
+    held = {r["id"] for r in tx.run(q.LOCK_IDENTS, p=project, ids=sorted(set(ids))) if r["memory"]}
     files = list(tx.run(q.FILES_OF_IDS, p=project, ids=ids))
     winners, stale = pick_winners(files, scope, live)
     if stale:
         tx.run(q.SET_FILE_STATUS, p=project, s=scope, rows=stale).consume()
     payload_of = winner_payloads(tx, project, scope, winners, local)
-    targets, keys = strip(tx, project, _may_have_nodes(ids, files, scope, local, before))
+    targets, keys = strip(tx, project, sorted(held))  # only a memory node has links to strip
     mems, edges, applies, derived = build_rows(project, ids, winners, payload_of)
     # Every outgoing relationship of `ids` was deleted by strip() and each id is written once,
     # so relationships are CREATEd; the nodes they point at are MERGEd first, then only matched.
