@@ -159,7 +159,9 @@ def main() -> None:
     args = ap.parse_args()
     sets = args.set or [s for s in TUNING_SETS if s == "main" or (devset.HERE / s).is_dir()]
     if not args.heldout and any(held_out(s, args.split) for s in sets):
-        raise SystemExit("held-out data (blind, recall-kite, harbor's split H): pass --heldout (final run only)")
+        raise SystemExit(
+            "held-out data (blind, recall-kite, harbor's split H): pass --heldout (final run only)"
+        )
     lines = ["| set | kind (queries) | mode | hit@1 | @3 | @5 |", "|---|---|---|---|---|---|"]
     pooled: dict[tuple[str, str], list[int]] = {}
     ranks: dict[str, dict[str, dict[str, int | None]]] = {}
