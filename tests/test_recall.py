@@ -195,6 +195,7 @@ def test_chatter_injects_nothing(vault: Path, chatter: str) -> None:
         ("is datetime.utcnow deprecated in python 3.12?", False),
         # ...unless they say it is about us, or are instructions
         ("why do we batch invoices vs stream them to the ERP?", True),
+        ("how does the team want errors returned in Go?", True),
         ("benchmark msgpack vs json for the invoice payloads", True),
         ("rewrite the invoice exporter in Rust", True),
         ("explain why the nightly invoice export failed", True),

@@ -2,7 +2,8 @@
 ranked, on the hook path of every prompt (no stemmer, no other regular expressions loaded):
 how many content words it has, whether it is asked as a question, and whether it says it is
 about things in general or asks a textbook question (a comparison, a language's feature, a
-definition) without saying it is about "us". Used by ``ccmemory.features.recall.engine.speaks_to_project``.
+definition) that does not point at the project ("we", "our", "the team", "here"). Used by
+``ccmemory.features.recall.engine.speaks_to_project``.
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ _GENERAL = re.compile(
     r"\b(?:in general|generally speaking|in general terms|jokes?|poems?|haikus?|limericks?|riddles?)\b",
     re.IGNORECASE,
 )
-#: Textbook questions, asked as questions and general unless they say "we", "our" or "us" (then
-#: they ask about the project's own choice: "why do we use Redis vs Postgres?"): a comparison of two
+#: Textbook questions, asked as questions and general unless they point at the project ("we", "our",
+#: "us", "the team", "here": "why do we use Redis vs Postgres?", "how does the team want errors
+#: returned in Go?"): a comparison of two
 #: things ("the difference between a group and a chord?", "X vs Y, which one?", "how does X differ
 #: from Y?"), how something works inside ("implemented internally?"), and a question about a
 #: programming language ("… in Python?", "… in Rust 1.80?"). An instruction that names two things
@@ -37,7 +39,7 @@ _TEXTBOOK = re.compile(
 )
 #: A request to define a kind of thing: "explain what a GIN index is".
 _DEFINE = re.compile(r"^\s*explain what an?\b", re.IGNORECASE)
-_OURS = re.compile(r"\b(?:we|our|ours|us)\b", re.IGNORECASE)
+_OURS = re.compile(r"\b(?:we|our|ours|us|team|here)\b", re.IGNORECASE)
 
 
 def content_words(text: str) -> int:
@@ -54,7 +56,7 @@ def is_question(text: str) -> bool:
 def asks_general(text: str) -> bool:
     """True when the prompt says it is about things in general (or asks for a joke or a poem), or
     asks a textbook question (a comparison, how something works inside, a language's feature, the
-    definition of a kind of thing) without saying "we", "our" or "us"."""
+    definition of a kind of thing) that does not point at the project (we, our, us, team, here)."""
     if _GENERAL.search(text) is not None:
         return True
     textbook = _DEFINE.match(text) is not None or (is_question(text) and _TEXTBOOK.search(text) is not None)
