@@ -186,11 +186,10 @@ def test_chatter_injects_nothing(vault: Path, chatter: str) -> None:
         ("is gRPC faster than REST in general?", False),  # says it is about things in general
         ("write a limerick about the invoice exporter", False),
         ("thanks!", False),
-        # textbook questions: a comparison, a definition, a language's feature...
+        # textbook questions: a comparison, a language's feature...
         ("what's the difference between an ERP batch and a stream?", False),
         ("terraform for_each vs count, which one should I use for buckets?", False),
         ("how does a FHIR transaction bundle differ from a batch bundle?", False),
-        ("explain what a GIN index is and when postgres uses one", False),
         ("how do I turn a naive datetime into an aware one in python?", False),
         ("is datetime.utcnow deprecated in python 3.12?", False),
         # ...unless they say it is about us, or are instructions
