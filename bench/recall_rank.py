@@ -2,7 +2,8 @@
 
     .venv/bin/python bench/recall_rank.py                       # tuning split (T) of the tuning sets
     .venv/bin/python bench/recall_rank.py --set recall-harbor   # one set
-    .venv/bin/python bench/recall_rank.py --split H --heldout   # held-out lines: the lead, once
+    .venv/bin/python bench/recall_rank.py --set recall-wren --split H   # a tuning set whose lines are all H
+    .venv/bin/python bench/recall_rank.py --set recall-kite --split H --heldout   # held out: the lead, once
 
 Sets: ``main`` (Ledgerly, ``queries.txt``), ``tuning2`` (Quillpad) and the recall dev sets
 (``recall-harbor``: ``recall.txt``, lines ``split | kind | targets | payload``; the ``task`` and
