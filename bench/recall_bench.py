@@ -1,7 +1,8 @@
 """Recall at the moment of work (issue 27): what the hooks inject, and how fast.
 
     .venv/bin/python bench/recall_bench.py quality --set recall-harbor --split T
-    .venv/bin/python bench/recall_bench.py quality --set recall-wren --split H --heldout
+    .venv/bin/python bench/recall_bench.py quality --set recall-wren --split H   # tuning since 2026-11-26
+    .venv/bin/python bench/recall_bench.py quality --set recall-kite --split H --heldout   # the lead, once
     .venv/bin/python bench/recall_bench.py latency --sizes 1000 10000
 
 ``quality`` builds a real repository from a labelled dev set (``bench/memories/<set>/``: memory
@@ -16,8 +17,10 @@ the same selection, budget and rendering as the hooks; each event as a fresh ses
   none is.
 
 Both ways a hook can rank: ``text`` (the hook alone: full text over the local index) and
-``hybrid`` (a warm process with the embedder, as when the MCP server runs). Held-out splits are
-refused unless ``--heldout`` is given (run them once, after the recipe is fixed).
+``hybrid`` (a warm process with the embedder, as when the MCP server runs). Held-out data
+(``recall_rank.held_out``: the sets ``blind`` and ``recall-kite``, and split H of any set but
+``recall-quayside``, ``recall-tern`` and ``recall-wren``, tuning data as a whole since 2026-11-26) is
+refused unless ``--heldout`` is given (run it once, after the recipe is fixed).
 
 ``latency`` times the real hooks (``plugin/scripts/hook.sh UserPromptSubmit`` / ``PreToolUse``,
 a subprocess each, as Claude Code calls them) on synthetic vaults of the given sizes
@@ -45,6 +48,7 @@ sys.path.insert(0, str(ROOT / "bench" / "memories"))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import devset  # type: ignore[import-not-found]  # noqa: E402
+from recall_rank import held_out  # type: ignore[import-not-found]  # noqa: E402
 
 from ccmemory.features.recall import engine  # noqa: E402
 from ccmemory.features.recall.config import RecallSettings  # noqa: E402
@@ -105,9 +109,9 @@ def choose(picks: list[engine.Pick], s: RecallSettings, header: str, prompt: boo
 
 
 def run_quality(args: argparse.Namespace) -> None:
+    if held_out(args.set, args.split) and not args.heldout:
+        raise SystemExit("held-out data: pass --heldout (run it once, after the recipe is fixed)")
     devset.select(args.set)
-    if args.split == "H" and not args.heldout:
-        raise SystemExit("held-out split: pass --heldout (run it once, after the recipe is fixed)")
     devset.write_files()
     events = load_events(args.split)
     keys = devset.keys()

@@ -186,6 +186,18 @@ def test_chatter_injects_nothing(vault: Path, chatter: str) -> None:
         ("is gRPC faster than REST in general?", False),  # says it is about things in general
         ("write a limerick about the invoice exporter", False),
         ("thanks!", False),
+        # textbook questions: a comparison, a language's feature...
+        ("what's the difference between an ERP batch and a stream?", False),
+        ("terraform for_each vs count, which one should I use for buckets?", False),
+        ("how does a FHIR transaction bundle differ from a batch bundle?", False),
+        ("how do I turn a naive datetime into an aware one in python?", False),
+        ("is datetime.utcnow deprecated in python 3.12?", False),
+        # ...unless they say it is about us, or are instructions
+        ("why do we batch invoices vs stream them to the ERP?", True),
+        ("how does the team want errors returned in Go?", True),
+        ("benchmark msgpack vs json for the invoice payloads", True),
+        ("rewrite the invoice exporter in Rust", True),
+        ("explain why the nightly invoice export failed", True),
     ],
 )
 def test_which_prompts_may_need_a_memory(prompt: str, asked: bool) -> None:
@@ -360,11 +372,15 @@ def test_engine_gates_on_absolute_relevance() -> None:
     assert [p.memory.id for p in picks] == ["a", "b"]
     shown = engine.render(picks, 300, "header", check_first=True)
     assert shown.ids == ["b", "a"] and engine.render(picks, 300, "header").ids == ["a", "b"]
-    # an open question answers nothing; an answered one is knowledge
+    # an open question answers nothing to a task; an answered one is knowledge; asked whether it
+    # was decided, "still open" is the answer
     open_q = hit("q", "question", 0.9)
     answered = hit("r", "question", 0.9)
     answered.memory.fields = {"answer": "Yes, since March."}
     assert [p.memory.id for p in engine.gate_hits([open_q, answered], limit=3)] == ["r"]
+    asked = engine.gate_hits([open_q, answered], limit=3, question=True)
+    assert [p.memory.id for p in asked] == ["q", "r"]
+    assert engine.asked("did we ever decide on transfer codes?") and not engine.asked("add transfer codes")
     # the bar drops with the prompt's length (both signals are diluted by its other words), to a
     # floor; with full text alone it starts lower (no cosine to lift a paraphrase)
     g = engine.DEFAULT_GATE

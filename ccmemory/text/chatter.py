@@ -1,7 +1,9 @@
 """Is a user's prompt the kind that may need a memory? Cheap checks made before anything is
 ranked, on the hook path of every prompt (no stemmer, no other regular expressions loaded):
 how many content words it has, whether it is asked as a question, and whether it says it is
-about things in general. Used by ``ccmemory.features.recall.engine.speaks_to_project``.
+about things in general or asks a textbook question (a comparison, a language's feature) that
+does not point at the project ("we", "our", "the team", "here"). Used by
+``ccmemory.features.recall.engine.speaks_to_project``.
 """
 
 from __future__ import annotations
@@ -22,6 +24,19 @@ _GENERAL = re.compile(
     r"\b(?:in general|generally speaking|in general terms|jokes?|poems?|haikus?|limericks?|riddles?)\b",
     re.IGNORECASE,
 )
+#: Textbook questions, asked as questions and general unless they point at the project ("we", "our",
+#: "us", "the team", "here": "why do we use Redis vs Postgres?", "how does the team want errors
+#: returned in Go?"): a comparison of two things ("the difference between a group and a chord?",
+#: "X vs Y, which one?", "how does X differ from Y?") and a question about a programming language
+#: ("… in Python?", "… in Python 3.12?"). An instruction that names two things ("benchmark msgpack
+#: vs json") or a language ("rewrite the parser in Rust") is a task.
+_TEXTBOOK = re.compile(
+    r"\b(?:differences? between|differ(?:s|ent)? from|vs\.?|versus)\b"
+    r"|\bin (?:python|go|golang|rust|java|kotlin|javascript|typescript|c#|c\+\+|ruby|elixir|php|swift"
+    r"|bash|sql)(?: \d[\d.]*)?\s*\?*\s*$",
+    re.IGNORECASE,
+)
+_OURS = re.compile(r"\b(?:we|our|ours|us|team|here)\b", re.IGNORECASE)
 
 
 def content_words(text: str) -> int:
@@ -36,5 +51,9 @@ def is_question(text: str) -> bool:
 
 
 def asks_general(text: str) -> bool:
-    """True when the prompt says it is about things in general (or asks for a joke or a poem)."""
-    return _GENERAL.search(text) is not None
+    """True when the prompt says it is about things in general (or asks for a joke or a poem), or
+    asks a textbook question (a comparison of two things, a programming language's feature) that
+    does not point at the project (we, our, us, team, here)."""
+    if _GENERAL.search(text) is not None:
+        return True
+    return is_question(text) and _TEXTBOOK.search(text) is not None and _OURS.search(text) is None

@@ -28,7 +28,8 @@ CHECK_FIRST = ("gotcha", "correction", "exception", "failed_approach")
 #: Types recalled for a file: what changes how it should be edited.
 RECALL_TYPES = (*CHECK_FIRST, "preference", "decision", "fact", "pattern")
 #: Types recalled for a prompt: those, and what answers a question (insights, references, and
-#: questions that have an answer; an open question answers nothing and is left out).
+#: questions: answered ones for any prompt, open ones only for a prompt asked as a question, to
+#: which "still open" is the answer: "did we ever decide on transfer codes?").
 PROMPT_TYPES = (*RECALL_TYPES, "insight", "reference", "question")
 _TYPE_ORDER = {t: i for i, t in enumerate(RECALL_TYPES)}
 
@@ -124,7 +125,9 @@ def prompt_picks(
     f = Filters(project=project, types=list(PROMPT_TYPES), viewer=viewer)
     mode = "hybrid" if embedder is not None else "text"
     resp = search(index, prompt, f, limit=candidates(limit), mode=mode, embedder=embedder, expand=False)
-    return gate_hits(resp.hits, limit=limit, gate=gate, terms=terms, vectors=resp.mode == "hybrid")
+    return gate_hits(
+        resp.hits, limit=limit, gate=gate, terms=terms, vectors=resp.mode == "hybrid", question=asked(prompt)
+    )
 
 
 def combine(first: Sequence[Pick], then: Sequence[Pick], limit: int) -> list[Pick]:
@@ -165,6 +168,13 @@ def speaks_to_project(prompt: str, gate: Gate = DEFAULT_GATE) -> bool:
     return not asks_general(prompt)
 
 
+def asked(prompt: str) -> bool:
+    """Whether the prompt is asked as a question (``ccmemory.text.chatter.is_question``)."""
+    from ccmemory.text.chatter import is_question
+
+    return is_question(prompt)
+
+
 def candidates(limit: int) -> int:
     """How many search hits the gates choose from."""
     return max(limit * 4, 10)
@@ -184,17 +194,19 @@ def gate_hits(
     gate: Gate = DEFAULT_GATE,
     terms: int = 0,
     vectors: bool = True,
+    question: bool = False,
 ) -> list[Pick]:
     """Apply the relevance gates to search hits (``ccmemory.retrieval.search.Hit``, best first)
     of a prompt of ``terms`` content words, ranked with vectors or not.
 
     The gates decide *whether* a hit is relevant enough (its absolute relevance); the search's
     order, which holds the type, status, recency and intent priors (a task wants what to check
-    before acting), decides *which* come first. Open questions are left out."""
+    before acting), decides *which* come first. Open questions are left out unless the prompt is
+    ``question``: asked whether something was decided, "it is still open" is the answer."""
     relevant = [
         Pick(h.memory, relevance(h.parts, h.memory.type, gate), "prompt", dict(h.parts))
         for h in hits
-        if not _open_question(h.memory)
+        if question or not _open_question(h.memory)
     ]
     bar = gate.bar(terms, vectors)
     relevant = [p for p in relevant if p.score >= bar]

@@ -127,7 +127,13 @@ def answer(svc: Service, request: Any) -> dict[str, Any]:
         if terms >= engine.DEFAULT_GATE.min_terms:  # the Service's search: hybrid, embeds missing vectors
             f = svc.filters(types=list(engine.PROMPT_TYPES))
             resp = svc.search(text, f, limit=engine.candidates(limit), mode="hybrid", expand=False)
-            picks = engine.gate_hits(resp.hits, limit=limit, terms=terms, vectors=resp.mode == "hybrid")
+            picks = engine.gate_hits(
+                resp.hits,
+                limit=limit,
+                terms=terms,
+                vectors=resp.mode == "hybrid",
+                question=engine.asked(text),
+            )
     elif op == "files" and isinstance(request.get("paths"), list):
         touched = [p for p in request["paths"] if isinstance(p, str)][:20]
         picks = engine.file_picks(svc.index, svc.project, touched, limit=limit, viewer=svc.viewer)
