@@ -242,6 +242,7 @@ def publish_cmd(session_ids: tuple[str, ...], prompts: int | None, as_json: bool
     for every session as its record is written."""
     from ccmemory.features.capture import settings as settings_mod
     from ccmemory.features.sessions import store
+    from ccmemory.features.sessions.index import note_written
     from ccmemory.features.sessions.publish import publish
 
     root = _root()
@@ -260,7 +261,7 @@ def publish_cmd(session_ids: tuple[str, ...], prompts: int | None, as_json: bool
         assert rec is not None
         done = publish(root, rec, prompts=count)
         if done.status in ("written", "updated", "unchanged"):
-            store.write(root, rec)
+            note_written(root, store.write(root, rec))
         rows.append({"id": rec["id"], "status": done.status, "path": done.rel, "message": done.message})
     if as_json:
         click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
