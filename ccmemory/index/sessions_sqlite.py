@@ -13,7 +13,8 @@ name, modification time and size (a record that cannot be read is skipped, its n
 reported, and not read again until it changes); `upsert_file` / `remove_files` keep it level when
 a record is written, pruned or archived. `refresh` is what a search runs first: nothing when the
 folder has not changed since the last sync (its own modification time, which every record write,
-rename and delete changes), else a `sync`.
+rename and delete changes), else a sync by name (records added or deleted; a record rewritten by
+ccmemory was indexed by its writer; `ccmemory reindex` compares mtime and size of every record).
 
 Full text: the same analysis as the memories (ccmemory.text.analyzer; FTS5 ``unicode61`` over the
 analysed terms) and the same scoring in Python (ccmemory.text.bm25, BM25F over a session's summary,
@@ -30,6 +31,7 @@ import json
 import logging
 import os
 import sqlite3
+import stat
 import threading
 import time
 from collections.abc import Iterable
@@ -143,6 +145,12 @@ def _record_files(folder: Path) -> dict[str, os.stat_result]:
                     if e.is_file(follow_symlinks=False):
                         out[e.name] = e.stat(follow_symlinks=False)
     return out
+
+
+def _record_names(folder: Path) -> list[str]:
+    if folder.is_symlink() or not folder.is_dir():
+        return []
+    return [n for n in os.listdir(folder) if n.endswith(".json") and not n.startswith(".")]
 
 
 def _read(path: Path) -> tuple[dict[str, Any] | None, str | None]:
@@ -318,18 +326,35 @@ class SessionIndex:
             return None
         return str(st.st_mtime_ns)
 
-    def sync(self, *, full: bool = False, progress: Any = None) -> SyncReport:
-        """Bring the index level with the record files (by name, mtime and size; `full`: every
-        record read again)."""
+    def sync(self, *, full: bool = False, by_name: bool = False, progress: Any = None) -> SyncReport:
+        """Bring the index level with the record files: by name, mtime and size; `full`: every
+        record read again; `by_name`: only records added or deleted (no stat of the others: a
+        record rewritten by ccmemory was indexed by its writer, `upsert_file`)."""
         report = SyncReport()
         stamp = self._folder_stamp()
-        on_disk = _record_files(self.folder)
-        known = {
-            f: (m, s) for f, m, s in self.db.execute("SELECT file, mtime_ns, size FROM sessions").fetchall()
-        }
-        gone = sorted(set(known) - set(on_disk))
-        todo = sorted(n for n, st in on_disk.items() if full or known.get(n) != (st.st_mtime_ns, st.st_size))
-        report.unchanged = len(on_disk) - len(todo)
+        if by_name and self.built():
+            names = set(_record_names(self.folder))
+            known_names = {f for (f,) in self.db.execute("SELECT file FROM sessions").fetchall()}
+            on_disk = {}
+            for name in sorted(names - known_names):
+                with contextlib.suppress(OSError):
+                    st = os.lstat(self.folder / name)
+                    if stat.S_ISREG(st.st_mode):  # as _record_files: never through a link
+                        on_disk[name] = st
+            gone = sorted(known_names - names)
+            todo = sorted(on_disk)
+            report.unchanged = len(names) - len(todo)
+        else:
+            on_disk = _record_files(self.folder)
+            known = {
+                f: (m, s)
+                for f, m, s in self.db.execute("SELECT file, mtime_ns, size FROM sessions").fetchall()
+            }
+            gone = sorted(set(known) - set(on_disk))
+            todo = sorted(
+                n for n, st in on_disk.items() if full or known.get(n) != (st.st_mtime_ns, st.st_size)
+            )
+            report.unchanged = len(on_disk) - len(todo)
         batch: list[tuple[str, os.stat_result, dict[str, Any] | None, str | None]] = []
 
         def flush() -> None:
@@ -362,11 +387,12 @@ class SessionIndex:
         return report
 
     def refresh(self) -> SyncReport | None:
-        """What a search runs first: a `sync` unless the folder is unchanged since the last one."""
+        """What a search runs first: nothing when the folder is unchanged since the last sync, else
+        a sync by name (records added or deleted; the first time, every record)."""
         stamp = self._meta(BUILT_KEY)
         if stamp and stamp == self._folder_stamp():
             return None
-        return self.sync()
+        return self.sync(by_name=True)
 
     # --- reading --------------------------------------------------------------------------------
     def count(self) -> int:
@@ -440,22 +466,38 @@ class SessionIndex:
         if not terms:
             return []
         match = fts_match_terms(terms)
-        cond, params = ("AND s.at >= ?", [since]) if since else ("", [])
-        rows = self.db.execute(
-            "WITH hits AS MATERIALIZED (SELECT rowid AS pid, bm25(session_prompt_fts) AS r, text AS t"
-            " FROM session_prompt_fts WHERE session_prompt_fts MATCH ?)"
-            " SELECT h.pid, h.t FROM hits h JOIN session_prompts p ON p.pid = h.pid"
-            f" JOIN sessions s ON s.rid = p.rid WHERE s.error IS NULL {cond} ORDER BY h.r LIMIT ?",
-            [match, *params, CANDIDATE_CAP],
-        ).fetchall()
+        if since:
+            rows = self.db.execute(
+                "WITH hits AS MATERIALIZED (SELECT rowid AS pid, bm25(session_prompt_fts) AS r"
+                " FROM session_prompt_fts WHERE session_prompt_fts MATCH ?)"
+                " SELECT h.pid FROM hits h JOIN session_prompts p ON p.pid = h.pid"
+                " JOIN sessions s ON s.rid = p.rid WHERE s.at >= ? ORDER BY h.r LIMIT ?",
+                (match, since, CANDIDATE_CAP),
+            ).fetchall()
+        else:  # only readable records have prompts indexed
+            rows = self.db.execute(
+                "SELECT rowid FROM session_prompt_fts WHERE session_prompt_fts MATCH ?"
+                " ORDER BY bm25(session_prompt_fts) LIMIT ?",
+                (match, CANDIDATE_CAP),
+            ).fetchall()
+        if rows:
+            marks = ",".join("?" * len(rows))
+            rows = self.db.execute(
+                f"SELECT rowid, text FROM session_prompt_fts WHERE rowid IN ({marks})", [r[0] for r in rows]
+            ).fetchall()
         if not rows:
             return []
         cands = [bm25.Candidate(str(pid), (t, "", "")) for pid, t in rows]
-        n, total = self.db.execute(
-            "SELECT count(*), coalesce(sum(p.len), 0) FROM session_prompts p JOIN sessions s ON s.rid = p.rid"
-            f" WHERE s.error IS NULL {cond}",
-            params,
-        ).fetchone()
+        if since:
+            n, total = self.db.execute(
+                "SELECT count(*), coalesce(sum(p.len), 0) FROM session_prompts p JOIN sessions s"
+                " ON s.rid = p.rid WHERE s.at >= ?",
+                (since,),
+            ).fetchone()
+        else:
+            n, total = self.db.execute(
+                "SELECT count(*), coalesce(sum(len), 0) FROM session_prompts"
+            ).fetchone()
         marks = ",".join("?" * len(terms))
         if not since:
             df = {
