@@ -77,7 +77,9 @@ def run(n: int, queries: list[str]) -> dict[str, Any]:
         folder = store.sessions_dir(root)
         for i in range(n):
             rec = synth(i, rnd)
-            (folder / f"{store.safe_name(rec['id'])}.json").write_text(json.dumps(rec, indent=1), encoding="utf-8")
+            (folder / f"{store.safe_name(rec['id'])}.json").write_text(
+                json.dumps(rec, indent=1), encoding="utf-8"
+            )
         past = time.time() - 3600
         os.utime(folder, (past, past))  # as a folder not written in the last seconds
 
