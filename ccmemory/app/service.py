@@ -229,6 +229,7 @@ class Service:
         )
         if full or report.added or report.updated or report.removed:
             self._pending = None  # new texts may lack a vector: scan again at the next search
+        report.sessions = self._reindex_sessions(full)
         if self.config.related or self.config.backend == "neo4j":
             try:  # related_to -> RELATED_TO links; a failure here must not fail the reindex
                 self.link_projects(force=True)
@@ -236,6 +237,26 @@ class Service:
                 problem = f"related_to not stored in the index: {exc}"
                 report.errors.append(FileProblem(".ccmemory/config.yaml", None, problem))
         return report
+
+    def _reindex_sessions(self, full: bool) -> dict[str, Any]:
+        """The local session index (ccmemory.index.sessions_sqlite) level with the session records
+        under `.ccmemory/local/sessions/`: in the memory index file with SQLite, in a local file of
+        its own otherwise (never a shared server). A failure is reported, never raised."""
+        import os
+
+        from ccmemory.index.sessions_sqlite import SessionIndex, index_file
+
+        local = self.vault.dir / "local"
+        folder = local / "sessions"
+        if not folder.is_dir():
+            return {}
+        try:
+            if os.path.islink(local):
+                raise OSError(f"{local} is a symlink: the session index is not written through it")
+            with SessionIndex(index_file(self.vault.dir, self.config.backend), folder) as idx:
+                return dict(idx.sync(full=full).as_dict())
+        except Exception as exc:
+            return {"error": f"session index not updated: {exc}"}
 
     def link_projects(self, *, force: bool = False) -> None:
         """Store the configured `related_to` as the project's RELATED_TO links (on every reindex

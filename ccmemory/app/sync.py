@@ -27,6 +27,7 @@ class ReindexReport(ChangeCounts):
     skipped: list[Skipped] = field(default_factory=list)  # symlinks, FIFOs...: never read
     seconds: float = 0.0
     reference: dict[str, int] = field(default_factory=dict)  # ccmemory.app.refsync.RefReport
+    sessions: dict[str, Any] = field(default_factory=dict)  # index.sessions_sqlite.SyncReport
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -39,6 +40,7 @@ class ReindexReport(ChangeCounts):
             "skipped": [{"path": s.rel, "level": s.level, "reason": s.reason} for s in self.skipped],
             "seconds": round(self.seconds, 3),
             **({"reference": self.reference} if self.reference else {}),
+            **({"sessions": self.sessions} if self.sessions else {}),
         }
 
 

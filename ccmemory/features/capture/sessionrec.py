@@ -84,7 +84,10 @@ def from_transcript(
         done = publish_one(root, rec, prompts=publish)
         if done.status not in ("written", "updated", "unchanged") and notes is not None:
             notes.append(done.message)
-    store.write(root, rec)
+    path = store.write(root, rec)
+    from ccmemory.features.sessions.index import note_written
+
+    note_written(root, path)  # the local session index (a failure: the next search catches up)
     return rec, bad
 
 

@@ -109,6 +109,9 @@ def archive(root: Path, *, older_than_days: float, dry_run: bool = False) -> Arc
         _write_month(target, [rec for _, rec in batch])
         for path, _ in batch:
             path.unlink(missing_ok=True)
+        from ccmemory.features.sessions.index import note_removed
+
+        note_removed(root, [path.name for path, _ in batch])
     return report
 
 

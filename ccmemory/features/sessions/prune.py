@@ -46,4 +46,8 @@ def prune(
         total += size
         report.kept += 1
     report.bytes_kept = total
+    if not dry_run and report.deleted:
+        from ccmemory.features.sessions.index import note_removed
+
+        note_removed(root, [f"{stem}.json" for stem in report.deleted])
     return report

@@ -4,11 +4,14 @@ so a record written by an older version cannot leak what today's patterns catch.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
 from ccmemory.core.redact import redact, redact_obj
-from ccmemory.features.sessions import record, search, store
+from ccmemory.features.sessions import index, record, search, store
+
+log = logging.getLogger("ccmemory.features.sessions")
 
 
 def brief(rec: dict[str, Any], score: float | None = None) -> dict[str, Any]:
@@ -35,10 +38,53 @@ def list_sessions(
 def search_sessions(
     root: Path, query: str, *, since: str | None = None, limit: int = 10, semantic: bool = True
 ) -> tuple[list[dict[str, Any]], str | None]:
-    """(briefs, best first; a notice when the semantic half was off)."""
-    recs = store.all_records(root, since=since)
-    rows, notice = search.hybrid(query, recs, root, limit=max(0, limit), semantic=semantic)
-    return [brief(r, s) for r, s in rows], notice
+    """(briefs, best first; a notice when the semantic half was off). From the local session index
+    (ccmemory.features.sessions.index); when it cannot be used, by reading every record."""
+    try:
+        idx = index.ready(root)
+    except Exception as exc:  # a symlinked folder, a locked or unreadable file: read the records
+        log.warning("session index unavailable (%s): reading the records", exc)
+        recs = store.all_records(root, since=since)
+        rows, notice = search.hybrid(query, recs, root, limit=max(0, limit), semantic=semantic)
+        return [brief(r, s) for r, s in rows], notice
+    try:
+        ids, notice = search.indexed(query, idx, root, limit=max(0, limit), since=since, semantic=semantic)
+        files = idx.files_of(i for i, _ in ids)
+    finally:
+        idx.close()
+    out = []
+    for sid, score in ids:
+        rec = store.load(store.sessions_dir(root) / files[sid]) if sid in files else None
+        if rec is not None:  # None: deleted since the index saw it
+            out.append(brief(rec, score))
+    return out, notice
+
+
+PROMPT_CHARS = 300  # of a prompt shown by search_prompts
+
+
+def search_prompts(
+    root: Path, query: str, *, since: str | None = None, limit: int = 10
+) -> list[dict[str, Any]]:
+    """Single prompts matching `query`, best first (BM25 over the prompt's text, from the session
+    index): the prompt (redacted, at most PROMPT_CHARS), its session, place, time and branch."""
+    with index.ready(root) as idx:
+        hits = idx.rank_prompts(query, since=since, limit=max(0, limit))
+    out = []
+    for h in hits:
+        text = " ".join(redact(h.text).split())
+        out.append(
+            {
+                "session": h.session,
+                "prompt": h.n,
+                "text": text if len(text) <= PROMPT_CHARS else text[: PROMPT_CHARS - 1] + "…",
+                "start": h.started,
+                "end": h.ended,
+                "branch": h.branch,
+                "score": h.score,
+            }
+        )
+    return out
 
 
 def get(root: Path, session: str) -> dict[str, Any] | None:

@@ -439,7 +439,9 @@ def reindex_cmd(full: bool, no_embed: bool, allow_invalid: bool, as_json: bool) 
 
     Bad files are reported with path and reason and left out of the index (never deleted or
     rewritten); the rest are indexed, and the command exits 1 (0 with --allow-invalid). Status
-    (curated/developmental) is refreshed from git.
+    (curated/developmental) is refreshed from git. The local session index is brought level with
+    the session records (.ccmemory/local/sessions/) too; a record that cannot be read is named and
+    skipped.
     """
     import time
 
@@ -482,6 +484,13 @@ def reindex_cmd(full: bool, no_embed: bool, allow_invalid: bool, as_json: bool) 
                 click.echo(f"{e.path}:{e.line or 1}: {e.reason}", err=True)
             for sk in report.skipped:
                 click.echo(f"{sk.rel}:1: skipped: {sk.reason}", err=True)
+            for sk in report.sessions.get("skipped", []):
+                click.echo(
+                    f".ccmemory/local/sessions/{sk['file']}:1: session record skipped: {sk['reason']}",
+                    err=True,
+                )
+            if report.sessions.get("error"):
+                click.echo(f"warning: {report.sessions['error']}", err=True)
             click.echo(
                 f"added {report.added}, updated {report.updated}, removed {report.removed}, "
                 f"unchanged {report.unchanged}, status changed {report.status_changed}, "

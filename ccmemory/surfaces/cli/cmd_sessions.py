@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from ccmemory.core.errors import CcmemoryError
 from ccmemory.surfaces.cli.errors import cli_error
 
 
@@ -61,13 +62,34 @@ def list_cmd(since: str | None, limit: int, branch: str | None, as_json: bool) -
 @click.argument("query")
 @click.option("--since", help="Only sessions that ended on or after this date (YYYY-MM-DD).")
 @click.option("--limit", type=click.IntRange(0), default=10, show_default=True)
+@click.option("--prompts", "prompts", is_flag=True, help="Search single prompts, not whole sessions (BM25).")
 @click.option("--text-only", is_flag=True, help="BM25 only, no embedding (no model is loaded).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def search_cmd(query: str, since: str | None, limit: int, text_only: bool, as_json: bool) -> None:
-    """Sessions whose prompts and summary match QUERY, best first: BM25 over the records fused
-    with embedding similarity (the project's embedder; text only when it is unavailable)."""
-    from ccmemory.features.sessions.service import search_sessions
+def search_cmd(
+    query: str, since: str | None, limit: int, prompts: bool, text_only: bool, as_json: bool
+) -> None:
+    """Sessions whose prompts and summary match QUERY, best first: BM25 over the local session
+    index fused with embedding similarity (the project's embedder; text only when it is
+    unavailable). With --prompts: the single prompts that match, best first, each with its
+    session, time and branch (text truncated; `sessions show ID` has the whole record)."""
+    from ccmemory.features.sessions.service import search_prompts, search_sessions
 
+    if prompts:
+        try:
+            hits = search_prompts(_root(), query, since=since, limit=limit)
+        except CcmemoryError as exc:
+            raise cli_error(exc) from None
+        if as_json:
+            click.echo(json.dumps(hits, indent=2, ensure_ascii=False))
+        elif not hits:
+            click.echo("No prompt matches.")
+        for h in [] if as_json else hits:
+            when = str(h.get("end") or h.get("start") or "?")[:16].replace("T", " ")
+            click.echo(
+                f"{h['session']}  #{h['prompt']}  {when}  {h.get('branch') or '-'}  ({h['score']:.4f})"
+            )
+            click.echo(f"    {h['text']}")
+        return
     rows, notice = search_sessions(_root(), query, since=since, limit=limit, semantic=not text_only)
     if notice and not text_only:
         click.echo(f"note: {notice}", err=True)
@@ -242,6 +264,7 @@ def publish_cmd(session_ids: tuple[str, ...], prompts: int | None, as_json: bool
     for every session as its record is written."""
     from ccmemory.features.capture import settings as settings_mod
     from ccmemory.features.sessions import store
+    from ccmemory.features.sessions.index import note_written
     from ccmemory.features.sessions.publish import publish
 
     root = _root()
@@ -260,7 +283,7 @@ def publish_cmd(session_ids: tuple[str, ...], prompts: int | None, as_json: bool
         assert rec is not None
         done = publish(root, rec, prompts=count)
         if done.status in ("written", "updated", "unchanged"):
-            store.write(root, rec)
+            note_written(root, store.write(root, rec))
         rows.append({"id": rec["id"], "status": done.status, "path": done.rel, "message": done.message})
     if as_json:
         click.echo(json.dumps(rows, indent=2, ensure_ascii=False))

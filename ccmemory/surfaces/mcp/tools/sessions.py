@@ -1,5 +1,6 @@
 """The `sessions` tool (full set): the local session history (ccmemory.features.sessions), read
-progressively: `list` or `search` give ids and summaries, `get` one whole record."""
+progressively: `list` or `search` give ids and summaries, `search_prompts` single matching
+prompts with their session, `get` one whole record."""
 
 from __future__ import annotations
 
@@ -34,6 +35,11 @@ def sessions(
         if not rows:
             raise ToolFailure("not_found", why or "no session found", "give a query or a session id")
         return {"sessions": rows, "hint": "oldest first; the anchor is marked; details: action 'get'"}
+    if action == "search_prompts":
+        if not query or not query.strip():
+            raise ToolFailure("invalid_argument", "action 'search_prompts' needs a query")
+        hits = service.search_prompts(root, query, since=since, limit=limit)
+        return {"prompts": hits, "hint": "the whole session: action 'get' with its id"}
     if action == "search":
         if not query or not query.strip():
             raise ToolFailure("invalid_argument", "action 'search' needs a query")
@@ -48,14 +54,14 @@ def sessions(
 
 def register(tool: Tool, server: MCPServer, be: Backend) -> None:
     @tool(
-        "Past Claude Code sessions of this repository (local history): 'list' (newest first) or "
-        "'search' (query over prompts and summaries) give ids and summaries; 'get' one session's "
-        "prompts, files, commands, errors and memories (id: an id or ccmemory://session/<id>); "
-        "'timeline' the sessions around `id` or the best match of `query`.",
+        "Past Claude Code sessions of this repo (local): 'list' (newest first) or 'search' "
+        "(query over prompts, summaries) give ids and summaries; 'search_prompts' the single prompts "
+        "matching query; 'get' one session's prompts, files, commands, errors, memories (id or "
+        "ccmemory://session/<id>); 'timeline' sessions around `id` or `query`'s best match.",
         name="sessions",
     )
     def sessions_tool(
-        action: Literal["list", "search", "get", "timeline"] = "list",
+        action: Literal["list", "search", "search_prompts", "get", "timeline"] = "list",
         query: str | None = None,
         id: str | None = None,
         limit: Annotated[int, Field(ge=1, le=50)] = 10,
