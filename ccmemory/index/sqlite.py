@@ -733,8 +733,12 @@ class SQLiteIndex(ReferenceTables):
             return []
         score = dict(prefix)
         marks = ",".join("?" * len(score))
+        # NOT INDEXED keeps the rowid lookups: with sampled statistics (ANALYZE under an analysis
+        # limit) the planner otherwise walks the project's whole (project, id) index and tests
+        # each rid against the list (12-15 ms at 100k instead of under 1 ms)
         kept = self.db.execute(
-            f"SELECT m.rid, m.id FROM memories m WHERE m.rid IN ({marks}) AND {where}", [*score, *params]
+            f"SELECT m.rid, m.id FROM memories m NOT INDEXED WHERE m.rid IN ({marks}) AND {where}",
+            [*score, *params],
         ).fetchall()
         kept.sort(key=lambda row: (score[row[0]], row[1]))
         if len(prefix) < _PREFIX or (len(kept) >= cap and score[kept[cap - 1][0]] < prefix[-1][1]):
