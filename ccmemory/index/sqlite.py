@@ -101,6 +101,16 @@ def _superseded_sql(viewer: str | None) -> tuple[str, list[Any]]:
     return sql, params
 
 
+def _after_prefix(prefix: str) -> str | None:
+    """The least string above every string that starts with `prefix`, in SQLite's BINARY order
+    (UTF-8 bytes: code point order); None when there is none (`prefix` is all U+10FFFF)."""
+    head = prefix.rstrip("\U0010ffff")
+    if not head:
+        return None
+    last = ord(head[-1]) + 1
+    return head[:-1] + chr(0xE000 if 0xD800 <= last <= 0xDFFF else last)  # surrogates: not UTF-8
+
+
 def _is_corrupt(exc: sqlite3.DatabaseError) -> bool:
     """Corruption (not a database, malformed image), as opposed to e.g. 'database is locked'."""
     text = str(exc).lower()
@@ -664,9 +674,14 @@ class SQLiteIndex(ReferenceTables):
         if rows:
             return sorted(r[0] for r in rows)
         if look.prefix is not None:
+            # the id range lets SQLite seek the (project, id) index: substr() alone read every
+            # id of the project (10-14 ms at 100k, ten times per `ccmemory search` for short ids)
+            above = _after_prefix(look.prefix)
+            bound, params = ("", []) if above is None else (" AND id < ?", [above])
             rows = self.db.execute(
-                "SELECT id FROM memories WHERE project = ? AND substr(id, 1, ?) = ? ORDER BY id LIMIT ?",
-                (project, len(look.prefix), look.prefix, PREFIX_LIMIT),
+                f"SELECT id FROM memories WHERE project = ? AND id >= ?{bound}"
+                " AND substr(id, 1, ?) = ? ORDER BY id LIMIT ?",
+                [project, look.prefix, *params, len(look.prefix), look.prefix, PREFIX_LIMIT],
             ).fetchall()
             return [r[0] for r in rows]
         return []
