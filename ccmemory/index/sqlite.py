@@ -84,6 +84,7 @@ _BM25 = "bm25(memory_fts, 4.0, 1.0, 2.0)"
 _DF_CACHED = 50_000
 #: FTS5's best matches filtered at once by text_search's fast path (under SQLite's 999 parameters)
 _PREFIX = 400
+_FIRST = 160
 _EFFECTIVE_AUTHOR = "coalesce(m.author_fm, m.author_git)"
 
 
@@ -739,8 +740,9 @@ class SQLiteIndex(ReferenceTables):
         Fast path: filter only FTS5's best PREFIX matches (FTS5 ranks its matches without touching
         the memories table; joining and filtering every match of a common word cost 5-20 ms at
         10k). The prefix answer is exact when all matches fit in it, or when the last candidate
-        kept scores strictly better than the prefix's worst (nothing outside can outrank or tie
-        it); otherwise the full query runs."""
+        kept scores strictly better than the worst match examined (nothing after it can outrank or
+        tie it); otherwise the full query runs. The prefix is filtered in two steps, its first
+        _FIRST matches, then the rest only when those do not settle it."""
         cap = bm25.CANDIDATE_CAP
         where, params = self._where(f)
         prefix = self.db.execute(
@@ -750,17 +752,25 @@ class SQLiteIndex(ReferenceTables):
         if not prefix:
             return []
         score = dict(prefix)
-        marks = ",".join("?" * len(score))
-        # NOT INDEXED keeps the rowid lookups: with sampled statistics (ANALYZE under an analysis
-        # limit) the planner otherwise walks the project's whole (project, id) index and tests
-        # each rid against the list (12-15 ms at 100k instead of under 1 ms)
-        kept = self.db.execute(
-            f"SELECT m.rid, m.id FROM memories m NOT INDEXED WHERE m.rid IN ({marks}) AND {where}",
-            [*score, *params],
-        ).fetchall()
-        kept.sort(key=lambda row: (score[row[0]], row[1]))
-        if len(prefix) < _PREFIX or (len(kept) >= cap and score[kept[cap - 1][0]] < prefix[-1][1]):
-            return kept[:cap]
+        kept: list[tuple[int, str]] = []
+        done = 0
+        # the best _FIRST matches first: usually enough (most pass the filters), else the rest
+        for end in sorted({min(_FIRST, len(prefix)), len(prefix)}):
+            rids = [rid for rid, _ in prefix[done:end]]
+            # NOT INDEXED keeps the rowid lookups: with sampled statistics (ANALYZE under an
+            # analysis limit) the planner otherwise walks the project's whole (project, id) index
+            # and tests each rid against the list (12-15 ms at 100k instead of under 1 ms)
+            kept += self.db.execute(
+                f"SELECT m.rid, m.id FROM memories m NOT INDEXED WHERE m.rid IN ({','.join('?' * len(rids))})"
+                f" AND {where}",
+                [*rids, *params],
+            ).fetchall()
+            done = end
+            kept.sort(key=lambda row: (score[row[0]], row[1]))
+            if (end == len(prefix) < _PREFIX) or (
+                len(kept) >= cap and score[kept[cap - 1][0]] < prefix[end - 1][1]
+            ):
+                return kept[:cap]
         return self.db.execute(
             f"WITH hits AS MATERIALIZED (SELECT rowid AS rid, {_BM25} AS r FROM memory_fts"
             " WHERE memory_fts MATCH ?)"
