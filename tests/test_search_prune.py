@@ -17,7 +17,13 @@ from ccmemory.index.sqlite import SQLiteIndex
 from ccmemory.retrieval.search import TYPE_WEIGHT, search
 
 WORDS = "redis cache timeout token login deploy release retry webhook cursor graphql flag".split()
-QUERIES = ["redis cache", "token", "how do we deploy a release", "what went wrong with retry", "cursor flag redis"]
+QUERIES = [
+    "redis cache",
+    "token",
+    "how do we deploy a release",
+    "what went wrong with retry",
+    "cursor flag redis",
+]
 
 
 def _vault(tmp_path: Path, n: int = 300) -> SQLiteIndex:
