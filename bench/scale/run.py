@@ -12,6 +12,14 @@ RSS of the process), the no-change `reindex --no-embed` (median of 5), the one-f
 it is not "racy"; median of 5), and warm text search in process (10 queries x 5, after one
 untimed pass; p50/p95). The 1-minute load average is recorded next to every figure: the machine
 may be shared. The hand edits are reverted (`git checkout`) after each interpreter's runs.
+
+`--only search` measures search alone on the vault's existing index (built once by a run
+without it, or by `reindex --full --no-embed`): for `--rounds` rounds, each label in turn (so
+before and after are interleaved under the same load), warm text search in process as above and
+the `ccmemory search QUERY --mode text` CLI, one whole process per query (median and p95 over
+the rounds). `--src LABEL=DIR` runs that label with PYTHONPATH=DIR (two checkouts, one
+interpreter). Run with PYTHONDONTWRITEBYTECODE unset, so both checkouts import cached bytecode
+as an installed ccmemory does.
 """
 
 from __future__ import annotations
@@ -62,11 +70,15 @@ print(json.dumps(lat))
 """
 
 
+# label -> the environment of its child processes (PYTHONPATH from --src)
+ENVS: dict[str, dict[str, str]] = {}
+
+
 def load() -> float:
     return float(Path("/proc/loadavg").read_text().split()[0])
 
 
-def timed(python: str, root: Path, *args: str) -> tuple[float, float]:
+def timed(python: str, root: Path, *args: str, env: dict[str, str] | None = None) -> tuple[float, float]:
     """(wall s, peak RSS MB) of `python -m ccmemory args` run in `root`."""
     out = subprocess.run(
         [sys.executable, "-c", _TIMED, python, "-m", "ccmemory", *args],
@@ -74,6 +86,7 @@ def timed(python: str, root: Path, *args: str) -> tuple[float, float]:
         capture_output=True,
         text=True,
         check=True,
+        env=env,
     )
     wall, rss, rc = out.stdout.split()
     if int(rc) > 1:  # 1: invalid files left out, not a failure of the command
@@ -91,34 +104,92 @@ def vault_for(work: Path, n: int) -> Path:
     return root
 
 
-def measure(python: str, root: Path, n: int) -> dict[str, Any]:
+def measure(python: str, root: Path, n: int, env: dict[str, str] | None = None) -> dict[str, Any]:
     res: dict[str, Any] = {}
     for old in (root / ".ccmemory" / "local").glob("index.db*"):
         old.unlink()
     res["load_full"] = load()
-    res["full_s"], res["full_rss_mb"] = timed(python, root, "reindex", "--full", "--no-embed")
-    timed(python, root, "reindex", "--no-embed")  # the first run after a rebuild stores git's view
+    res["full_s"], res["full_rss_mb"] = timed(python, root, "reindex", "--full", "--no-embed", env=env)
+    timed(python, root, "reindex", "--no-embed", env=env)  # the first run after a rebuild stores git's view
     res["load_nochange"] = load()
-    res["nochange_s"] = statistics.median(timed(python, root, "reindex", "--no-embed")[0] for _ in range(5))
+    res["nochange_s"] = statistics.median(
+        timed(python, root, "reindex", "--no-embed", env=env)[0] for _ in range(5)
+    )
     files = sorted((root / ".ccmemory" / "decisions").glob("*.md"))
     walls = []
     res["load_one"] = load()
     for k in range(5):
         one = files[(n // 22) + k * 7]
         one.write_text(one.read_text(encoding="utf-8") + f"\nedit {k}\n", encoding="utf-8")
-        old = time.time() - 10
-        os.utime(one, (old, old))
-        walls.append(timed(python, root, "reindex", "--no-embed")[0])
+        back = time.time() - 10
+        os.utime(one, (back, back))
+        walls.append(timed(python, root, "reindex", "--no-embed", env=env)[0])
     res["one_s"] = statistics.median(walls)
     res["load_search"] = load()
-    out = subprocess.run(
-        [python, "-c", _SEARCH, json.dumps(QUERIES)], cwd=root, capture_output=True, text=True, check=True
-    )
-    lat = json.loads(out.stdout)
+    lat = search_latencies(python, root, env)
     res["search_p50_ms"], res["search_p95_ms"] = pct(lat, 50), pct(lat, 95)
     subprocess.run(["git", "checkout", "-q", "--", ".ccmemory"], cwd=root, check=True)
-    timed(python, root, "reindex", "--no-embed")
+    timed(python, root, "reindex", "--no-embed", env=env)
     return res
+
+
+def search_latencies(python: str, root: Path, env: dict[str, str] | None = None) -> list[float]:
+    """Warm in-process text search: ms of each of 10 queries x 5 after one untimed pass."""
+    out = subprocess.run(
+        [python, "-c", _SEARCH, json.dumps(QUERIES)],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+    )
+    return list(json.loads(out.stdout))
+
+
+def cli_walls(python: str, root: Path, env: dict[str, str] | None = None) -> list[float]:
+    """Seconds of one whole `ccmemory search QUERY --mode text` process per query."""
+    return [timed(python, root, "search", q, "--mode", "text", env=env)[0] for q in QUERIES]
+
+
+def measure_search(pythons: dict[str, str], root: Path, rounds: int) -> dict[str, dict[str, Any]]:
+    """Search only, on the existing index, labels interleaved round by round."""
+    lat: dict[str, list[float]] = {label: [] for label in pythons}
+    cli: dict[str, list[float]] = {label: [] for label in pythons}
+    loads: dict[str, list[float]] = {label: [] for label in pythons}
+    for r in range(rounds):
+        for label, python in pythons.items():
+            loads[label].append(load())
+            lat[label] += search_latencies(python, root, ENVS.get(label))
+            cli[label] += cli_walls(python, root, ENVS.get(label))
+            p50, cli50 = pct(lat[label][-50:], 50), statistics.median(cli[label][-len(QUERIES) :])
+            print(f"round {r + 1} {label}: p50 {p50:.1f} ms, CLI {cli50:.3f} s (load {loads[label][-1]:.2f})")
+    return {
+        label: {
+            "search_p50_ms": pct(lat[label], 50),
+            "search_p95_ms": pct(lat[label], 95),
+            "cli_median_s": statistics.median(cli[label]),
+            "cli_p95_s": pct(cli[label], 95),
+            "load": f"{min(loads[label]):.2f}-{max(loads[label]):.2f}",
+        }
+        for label in pythons
+    }
+
+
+def search_table(res: dict[str, dict[str, Any]], n: int, rounds: int) -> str:
+    labels = list(res)
+    lines = [
+        f"| measure at {n:,} ({rounds} interleaved rounds) | " + " | ".join(labels) + " |",
+        "|" + "---|" * (len(labels) + 1),
+    ]
+    for name, key, fmt in (
+        ("text search in process p50 (ms)", "search_p50_ms", "{:.1f}"),
+        ("text search in process p95 (ms)", "search_p95_ms", "{:.1f}"),
+        ("`ccmemory search --mode text` median (s)", "cli_median_s", "{:.3f}"),
+        ("`ccmemory search --mode text` p95 (s)", "cli_p95_s", "{:.3f}"),
+        ("1-minute load over the rounds", "load", "{}"),
+    ):
+        lines.append(f"| {name} | " + " | ".join(fmt.format(res[label][key]) for label in labels) + " |")
+    return "\n".join(lines)
 
 
 def table(results: dict[str, dict[int, dict[str, Any]]], sizes: list[int]) -> str:
@@ -150,25 +221,43 @@ def main() -> None:
     ap.add_argument(
         "--python", action="append", default=[], metavar="LABEL=PATH", help="an interpreter with ccmemory"
     )
+    ap.add_argument(
+        "--src", action="append", default=[], metavar="LABEL=DIR", help="run LABEL with PYTHONPATH=DIR"
+    )
+    ap.add_argument("--only", choices=["search"], help="search only, on the existing index")
+    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds of --only search")
     ap.add_argument("--work", type=Path, default=Path("/tmp/ccmemory-scale"))
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
     pythons = {label: os.path.abspath(path) for label, path in (p.split("=", 1) for p in args.python)}
     pythons = pythons or {"this": sys.executable}
+    for label, src in (s.split("=", 1) for s in args.src):
+        ENVS[label] = {**os.environ, "PYTHONPATH": os.path.abspath(src)}
     args.work.mkdir(parents=True, exist_ok=True)
+    head = (
+        f"Run {datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {platform.machine()}, "
+        f"{len(os.sched_getaffinity(0))} cores, Python {platform.python_version()}.\n"
+        f"Command: `{' '.join(['.venv/bin/python', 'bench/scale/run.py', *sys.argv[1:]])}`\n\n"
+    )
+    if args.only == "search":
+        parts = []
+        for n in args.sizes:
+            root = args.work / f"vault-{n}"
+            if not (root / ".ccmemory" / "local" / "index.db").is_file():
+                raise SystemExit(f"no index in {root}: build it first (a run without --only)")
+            parts.append(search_table(measure_search(pythons, root, args.rounds), n, args.rounds))
+        text = head + "\n\n".join(parts) + "\n"
+        print(text)
+        if args.out:
+            args.out.write_text(text, encoding="utf-8")
+        return
     results: dict[str, dict[int, dict[str, Any]]] = {label: {} for label in pythons}
     for n in args.sizes:
         root = vault_for(args.work, n)
         for label, python in pythons.items():
-            results[label][n] = measure(python, root, n)
+            results[label][n] = measure(python, root, n, ENVS.get(label))
             print(label, n, json.dumps(results[label][n]), flush=True)
-    text = (
-        f"Run {datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {platform.machine()}, "
-        f"{len(os.sched_getaffinity(0))} cores, Python {platform.python_version()}.\n"
-        f"Command: `{' '.join(['.venv/bin/python', 'bench/scale/run.py', *sys.argv[1:]])}`\n\n"
-        + table(results, args.sizes)
-        + "\n"
-    )
+    text = head + table(results, args.sizes) + "\n"
     print(text)
     if args.out:
         args.out.write_text(text, encoding="utf-8")

@@ -160,23 +160,44 @@ def search(
         return SearchResponse([], used, notices)
     scale = recipe.text_scale(text_scores, vec_scores)  # for `explain` (fuse applied it)
     parts_of = _fusion_parts(fused, scale, text_list, vec_list)
-    mems = {m.id: m for m in index.get(f.project, list(fused))}
     asked = intent.wanted_types(query)
+    bound = _prior_bound(asked)
     hits: dict[str, Hit] = {}
-    for mid, parts in parts_of.items():
-        m = mems.get(mid)
-        if m is None:
-            continue
-        pr = prior(m, now)
-        pr["intent"] = intent.boost(asked, m.type)
-        score = (parts["fused"] + FLOOR) * pr["type"] * pr["status"] * pr["confidence"] * pr["recency"]
-        score *= pr["intent"]
-        weak = mid not in text_scores and vec_scores.get(mid, 0.0) < floor
-        hits[mid] = Hit(m, score, {**parts, **pr, "final": score}, weak=weak)
+    order = sorted(parts_of, key=lambda mid: (-fused[mid], mid))
+    done, batch = 0, max(2 * limit, 20)
+    while done < len(order):
+        chunk = order[done : done + batch]
+        done, batch = done + len(chunk), batch * 2
+        mems = {m.id: m for m in index.get(f.project, chunk)}
+        for mid in chunk:
+            m = mems.get(mid)
+            if m is None:
+                continue
+            parts = parts_of[mid]
+            pr = prior(m, now)
+            pr["intent"] = intent.boost(asked, m.type)
+            score = (parts["fused"] + FLOOR) * pr["type"] * pr["status"] * pr["confidence"] * pr["recency"]
+            score *= pr["intent"]
+            weak = mid not in text_scores and vec_scores.get(mid, 0.0) < floor
+            hits[mid] = Hit(m, score, {**parts, **pr, "final": score}, weak=weak)
+        if done < len(order) and len(hits) >= limit:
+            kth = sorted((h.score for h in hits.values()), reverse=True)[limit - 1]
+            if (fused[order[done]] + FLOOR) * bound < kth:
+                break  # no candidate left can reach the top `limit`: their memories are not read
     ranked = sorted(hits.values(), key=lambda h: (-h.score, h.memory.id))
     if expand and ranked:
-        ranked = _expand(index, f, ranked, limit, now)
+        ranked = _expand(index, f, ranked, limit, now, skip=set(order[done:]))
     return SearchResponse(ranked[:limit], used, notices)
+
+
+def _prior_bound(asked: set[str]) -> float:
+    """An upper bound of the product of a memory's priors (type, status, confidence and recency
+    are at most their largest weight, 1 and 1; intent at most its boost when the query asks for
+    types), with a margin for float rounding: a candidate whose (fused + FLOOR) times this is
+    below the limit-th score found cannot enter the results."""
+    top_type = max(1.0, *TYPE_WEIGHT.values())
+    top_status = max(1.0, *STATUS_WEIGHT.values())
+    return top_type * top_status * (intent.BOOST if asked else 1.0) * (1 + 1e-9)
 
 
 def _vector_candidates(
@@ -222,15 +243,18 @@ def _fusion_parts(
     return parts_of
 
 
-def _expand(index: Index, f: Filters, ranked: list[Hit], limit: int, now: datetime) -> list[Hit]:
-    """Add one-hop neighbours of the top hits with a share of their parent's score."""
+def _expand(
+    index: Index, f: Filters, ranked: list[Hit], limit: int, now: datetime, skip: set[str]
+) -> list[Hit]:
+    """Add one-hop neighbours of the top hits with a share of their parent's score. `skip`: the
+    candidates left unscored because they rank below the top `limit`: not offered either."""
     top = ranked[:limit]
     top_ids = [h.memory.id for h in top]
     by_id = {h.memory.id: h for h in ranked}
-    links, allowed = neighbours(index, top_ids, f, shared_limit=limit * 2, known=by_id)
+    links, allowed = neighbours(index, top_ids, f, shared_limit=limit * 2, known=by_id.keys() | skip)
     offers: dict[str, tuple[float, str, bool]] = {}
     for link in links:
-        if link.other in by_id:
+        if link.other in by_id or link.other in skip:
             continue
         if link.edge is not None:
             s = by_id[link.here].score * EXPAND_RELATION
