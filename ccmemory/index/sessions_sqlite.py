@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from ccmemory.index.query import fts_match_terms
+from ccmemory.index.sqlitetx import immediate
 from ccmemory.text import analyzer, bm25
 
 log = logging.getLogger("ccmemory.index.sessions")
@@ -221,14 +222,7 @@ class SessionIndex:
 
     def _write(self, fn: Any) -> Any:
         with self._lock:
-            self.db.execute("BEGIN IMMEDIATE")
-            try:
-                result = fn(self.db)
-            except BaseException:
-                self.db.execute("ROLLBACK")
-                raise
-            self.db.execute("COMMIT")
-            return result
+            return immediate(self.db, fn)
 
     # --- writing --------------------------------------------------------------------------------
     def _delete(self, db: sqlite3.Connection, files: Iterable[str]) -> int:
@@ -406,23 +400,25 @@ class SessionIndex:
             f" coalesce(sum(len_extra), 0) FROM sessions WHERE error IS NULL {cond}",
             params,
         ).fetchone()
-        marks = ",".join("?" * len(terms))
-        if not since:
-            df = {
-                t: int(d)
-                for t, d in self.db.execute(
-                    f"SELECT term, doc FROM session_vocab WHERE term IN ({marks})", terms
-                )
-            }
-        else:
-            df = {}
-            for t in terms:
-                (df[t],) = self.db.execute(
-                    "SELECT count(*) FROM session_fts f JOIN sessions s ON s.rid = f.rowid"
-                    " WHERE session_fts MATCH ? AND s.at >= ?",
-                    (fts_match_terms([t]), since),
-                ).fetchone()
+        df = self._doc_freq(
+            terms,
+            since,
+            "session_vocab",
+            "SELECT count(*) FROM session_fts f JOIN sessions s ON s.rid = f.rowid"
+            " WHERE session_fts MATCH ? AND s.at >= ?",
+        )
         return bm25.Stats(int(n), (int(ls), int(lp), int(lx)), df)
+
+    def _doc_freq(self, terms: list[str], since: str | None, vocab: str, count_since: str) -> dict[str, int]:
+        """How many records (or prompts) hold each term: the vocabulary table `vocab` (a constant
+        name) keeps it for the whole history; `count_since` counts it among those since `since`."""
+        if not since:
+            marks = ",".join("?" * len(terms))
+            rows = self.db.execute(f"SELECT term, doc FROM {vocab} WHERE term IN ({marks})", terms)
+            return {t: int(d) for t, d in rows}
+        return {
+            t: int(self.db.execute(count_since, (fts_match_terms([t]), since)).fetchone()[0]) for t in terms
+        }
 
     def rank_sessions(
         self, query: str, *, since: str | None = None, limit: int = 50
@@ -498,22 +494,13 @@ class SessionIndex:
             n, total = self.db.execute(
                 "SELECT count(*), coalesce(sum(len), 0) FROM session_prompts"
             ).fetchone()
-        marks = ",".join("?" * len(terms))
-        if not since:
-            df = {
-                t: int(d)
-                for t, d in self.db.execute(
-                    f"SELECT term, doc FROM session_prompt_vocab WHERE term IN ({marks})", terms
-                )
-            }
-        else:
-            df = {}
-            for t in terms:
-                (df[t],) = self.db.execute(
-                    "SELECT count(*) FROM session_prompt_fts f JOIN session_prompts p ON p.pid = f.rowid"
-                    " JOIN sessions s ON s.rid = p.rid WHERE session_prompt_fts MATCH ? AND s.at >= ?",
-                    (fts_match_terms([t]), since),
-                ).fetchone()
+        df = self._doc_freq(
+            terms,
+            since,
+            "session_prompt_vocab",
+            "SELECT count(*) FROM session_prompt_fts f JOIN session_prompts p ON p.pid = f.rowid"
+            " JOIN sessions s ON s.rid = p.rid WHERE session_prompt_fts MATCH ? AND s.at >= ?",
+        )
         ranked = bm25.rank(terms, cands, bm25.Stats(int(n), (int(total), 0, 0), df))
         # bm25.rank breaks ties by id (here the prompt's row id as text): order them by number
         ranked.sort(key=lambda kv: (-kv[1], int(kv[0])))

@@ -32,6 +32,7 @@ from ccmemory.index.cosine import exact_scores
 from ccmemory.index.derive import PREFIX_LIMIT, derive, payload, ref_lookup
 from ccmemory.index.query import fts_match_terms
 from ccmemory.index.sqlite_ref import ReferenceTables
+from ccmemory.index.sqlitetx import immediate
 from ccmemory.text import analyzer, bm25
 
 # 3: the full-text table holds analysed terms (ccmemory.text.analyzer), memories their lengths
@@ -335,14 +336,7 @@ class SQLiteIndex(ReferenceTables):
 
     def _write(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
         with self._lock:
-            self.db.execute("BEGIN IMMEDIATE")
-            try:
-                result = fn(self.db)
-            except BaseException:
-                self.db.execute("ROLLBACK")
-                raise
-            self.db.execute("COMMIT")
-            return result
+            return immediate(self.db, fn)
 
     # --- writing ------------------------------------------------------------------------------
     def file_states(self, project: str, paths: Collection[str] | None = None) -> dict[str, FileState]:
