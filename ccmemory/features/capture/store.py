@@ -168,8 +168,6 @@ class Store:
             self._cache.append(_existing(memory, path))
         return path
 
-    # --- context ----------------------------------------------------------------------------------
-
 
 _ORDER = (
     "correction",
