@@ -85,6 +85,8 @@ _DF_CACHED = 50_000
 #: FTS5's best matches filtered at once by text_search's fast path (under SQLite's 999 parameters)
 _PREFIX = 400
 _FIRST = 160
+#: filter masks vector_search keeps per matrix (see SQLiteIndex._filter_mask)
+_FILTER_MASKS = 8
 _EFFECTIVE_AUTHOR = "coalesce(m.author_fm, m.author_git)"
 
 
@@ -199,7 +201,8 @@ class SQLiteIndex(ReferenceTables):
             self.moved_aside = _move_aside(self.location)
             self._connect()
         self._lock = threading.RLock()
-        # (project, embedder) -> [stamp, ids, matrix, mask of not-superseded rows or None]
+        # (project, embedder) -> [stamp, ids, matrix, mask of not-superseded rows or None,
+        #                        {(where, params): mask of the rows those filters select}]
         self._vec_cache: dict[tuple[str, str], list[Any]] = {}
         # project -> (stamp, (memories, total field lengths, one project in the file), term -> df)
         self._text_cache: dict[str, tuple[int, tuple[int, tuple[int, int, int], bool], dict[str, int]]] = {}
@@ -1016,7 +1019,8 @@ class SQLiteIndex(ReferenceTables):
 
     def _vector_matrix(self, project: str, embedder: str) -> list[Any]:
         """All of a project's vectors as one matrix, cached until the database changes:
-        ``[stamp, ids, matrix, live]`` where ``live`` (rows not superseded) is filled lazily."""
+        ``[stamp, ids, matrix, live, masks]`` where ``live`` (rows not superseded) and ``masks``
+        (see :meth:`_filter_mask`) are filled lazily."""
         import numpy as np
 
         (version,) = self.db.execute("PRAGMA data_version").fetchone()
@@ -1037,7 +1041,7 @@ class SQLiteIndex(ReferenceTables):
             matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim)
         else:
             matrix = np.zeros((0, 0), dtype=np.float32)
-        entry = [stamp, ids, matrix, None]
+        entry = [stamp, ids, matrix, None, {}]
         self._vec_cache[key] = entry
         return entry
 
@@ -1057,6 +1061,25 @@ class SQLiteIndex(ReferenceTables):
             ids = entry[1]
             entry[3] = np.fromiter((i not in banned for i in ids), dtype=bool, count=len(ids))
         return entry[3]
+
+    def _filter_mask(self, f: Filters, entry: list[Any]) -> Any:
+        """Boolean mask over ``entry``'s rows: True for the memories ``f`` selects. Kept with the
+        matrix (so until the database changes) for the last few filters: a search through a
+        Service always has a viewer, and at 100k memories the query and the mask cost more than
+        the cosine itself."""
+        import numpy as np
+
+        where, params = self._where(f)
+        masks: dict[tuple[str, tuple[Any, ...]], Any] = entry[4]
+        key = (where, tuple(params))
+        mask = masks.get(key)
+        if mask is None:
+            allowed = {r[0] for r in self.db.execute(f"SELECT m.id FROM memories m WHERE {where}", params)}
+            mask = np.fromiter((i in allowed for i in entry[1]), dtype=bool, count=len(entry[1]))
+            if len(masks) >= _FILTER_MASKS:
+                masks.pop(next(iter(masks)))  # the oldest
+            masks[key] = mask
+        return mask
 
     def vector_search(
         self, embedder: str, vector: Any, f: Filters, limit: int = 50
@@ -1078,10 +1101,7 @@ class SQLiteIndex(ReferenceTables):
             # the common case (only superseded memories hidden): a mask cached with the matrix
             scores = np.where(self._live_mask(f.project, entry), scores, -np.inf)
         elif f != plain:
-            where, params = self._where(f)
-            allowed = {r[0] for r in self.db.execute(f"SELECT m.id FROM memories m WHERE {where}", params)}
-            mask = np.fromiter((i in allowed for i in ids), dtype=bool, count=len(ids))
-            scores = np.where(mask, scores, -np.inf)
+            scores = np.where(self._filter_mask(f, entry), scores, -np.inf)
         k = min(limit, len(ids))
         top = [i for i in np.argpartition(-scores, k - 1)[:k] if np.isfinite(scores[i])]
         # selected in float32 here; scored by the one function both backends use (cosine.py)
