@@ -82,7 +82,7 @@ def test_cached_filter_masks_match_a_fresh_filter(tmp_path: Path) -> None:
     for version in range(4):
         writer = idx if version % 2 else other  # the cache must see writes from either connection
         recs, status = _records(rng, 120, version)
-        writer.apply("p", recs, [], lambda p, status=status: status[p])
+        writer.apply("p", recs, [], status.__getitem__)
         _fill(writer, nrng)
         for _ in range(3):  # repeated: the second and third rounds are served from the masks
             for f in filters:
