@@ -17,7 +17,8 @@ may be shared. The hand edits are reverted (`git checkout`) after each interpret
 without it, or by `reindex --full --no-embed`): for `--rounds` rounds, each label in turn (so
 before and after are interleaved under the same load), warm text search in process as above and
 the `ccmemory search QUERY --mode text` CLI, one whole process per query (median and p95 over
-the rounds). `--src LABEL=DIR` runs that label with PYTHONPATH=DIR (two checkouts, one
+the rounds); `--mode hybrid` does the same in hybrid mode (the vectors filled first, e.g. by
+`fill_vectors.py`; the warm pass asserts every query was answered in hybrid mode). `--src LABEL=DIR` runs that label with PYTHONPATH=DIR (two checkouts, one
 interpreter). Run with PYTHONDONTWRITEBYTECODE unset, so both checkouts import cached bytecode
 as an installed ccmemory does.
 """
@@ -56,15 +57,15 @@ _SEARCH = """
 import json, sys, time
 from pathlib import Path
 from ccmemory.app.service import Service
-queries = json.loads(sys.argv[1])
+queries, mode = json.loads(sys.argv[1]), sys.argv[2]
 svc = Service.open(Path("."))
 for q in queries:
-    svc.search(q, mode="text")
+    assert svc.search(q, mode=mode).mode == mode
 lat = []
 for _ in range(5):
     for q in queries:
         t = time.perf_counter()
-        svc.search(q, mode="text", limit=10)
+        svc.search(q, mode=mode, limit=10)
         lat.append((time.perf_counter() - t) * 1000)
 print(json.dumps(lat))
 """
@@ -133,10 +134,12 @@ def measure(python: str, root: Path, n: int, env: dict[str, str] | None = None) 
     return res
 
 
-def search_latencies(python: str, root: Path, env: dict[str, str] | None = None) -> list[float]:
-    """Warm in-process text search: ms of each of 10 queries x 5 after one untimed pass."""
+def search_latencies(
+    python: str, root: Path, env: dict[str, str] | None = None, mode: str = "text"
+) -> list[float]:
+    """Warm in-process search: ms of each of 10 queries x 5 after one untimed pass."""
     out = subprocess.run(
-        [python, "-c", _SEARCH, json.dumps(QUERIES)],
+        [python, "-c", _SEARCH, json.dumps(QUERIES), mode],
         cwd=root,
         capture_output=True,
         text=True,
@@ -146,12 +149,14 @@ def search_latencies(python: str, root: Path, env: dict[str, str] | None = None)
     return list(json.loads(out.stdout))
 
 
-def cli_walls(python: str, root: Path, env: dict[str, str] | None = None) -> list[float]:
-    """Seconds of one whole `ccmemory search QUERY --mode text` process per query."""
-    return [timed(python, root, "search", q, "--mode", "text", env=env)[0] for q in QUERIES]
+def cli_walls(python: str, root: Path, env: dict[str, str] | None = None, mode: str = "text") -> list[float]:
+    """Seconds of one whole `ccmemory search QUERY --mode MODE` process per query."""
+    return [timed(python, root, "search", q, "--mode", mode, env=env)[0] for q in QUERIES]
 
 
-def measure_search(pythons: dict[str, str], root: Path, rounds: int) -> dict[str, dict[str, Any]]:
+def measure_search(
+    pythons: dict[str, str], root: Path, rounds: int, mode: str = "text"
+) -> dict[str, dict[str, Any]]:
     """Search only, on the existing index, labels interleaved round by round."""
     lat: dict[str, list[float]] = {label: [] for label in pythons}
     cli: dict[str, list[float]] = {label: [] for label in pythons}
@@ -159,8 +164,8 @@ def measure_search(pythons: dict[str, str], root: Path, rounds: int) -> dict[str
     for r in range(rounds):
         for label, python in pythons.items():
             loads[label].append(load())
-            lat[label] += search_latencies(python, root, ENVS.get(label))
-            cli[label] += cli_walls(python, root, ENVS.get(label))
+            lat[label] += search_latencies(python, root, ENVS.get(label), mode)
+            cli[label] += cli_walls(python, root, ENVS.get(label), mode)
             p50, cli50 = pct(lat[label][-50:], 50), statistics.median(cli[label][-len(QUERIES) :])
             print(f"round {r + 1} {label}: p50 {p50:.1f} ms, CLI {cli50:.3f} s (load {loads[label][-1]:.2f})")
     return {
@@ -175,17 +180,17 @@ def measure_search(pythons: dict[str, str], root: Path, rounds: int) -> dict[str
     }
 
 
-def search_table(res: dict[str, dict[str, Any]], n: int, rounds: int) -> str:
+def search_table(res: dict[str, dict[str, Any]], n: int, rounds: int, mode: str = "text") -> str:
     labels = list(res)
     lines = [
         f"| measure at {n:,} ({rounds} interleaved rounds) | " + " | ".join(labels) + " |",
         "|" + "---|" * (len(labels) + 1),
     ]
     for name, key, fmt in (
-        ("text search in process p50 (ms)", "search_p50_ms", "{:.1f}"),
-        ("text search in process p95 (ms)", "search_p95_ms", "{:.1f}"),
-        ("`ccmemory search --mode text` median (s)", "cli_median_s", "{:.3f}"),
-        ("`ccmemory search --mode text` p95 (s)", "cli_p95_s", "{:.3f}"),
+        (f"{mode} search in process p50 (ms)", "search_p50_ms", "{:.1f}"),
+        (f"{mode} search in process p95 (ms)", "search_p95_ms", "{:.1f}"),
+        (f"`ccmemory search --mode {mode}` median (s)", "cli_median_s", "{:.3f}"),
+        (f"`ccmemory search --mode {mode}` p95 (s)", "cli_p95_s", "{:.3f}"),
         ("1-minute load over the rounds", "load", "{}"),
     ):
         lines.append(f"| {name} | " + " | ".join(fmt.format(res[label][key]) for label in labels) + " |")
@@ -226,6 +231,12 @@ def main() -> None:
     )
     ap.add_argument("--only", choices=["search"], help="search only, on the existing index")
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds of --only search")
+    ap.add_argument(
+        "--mode",
+        choices=["text", "hybrid"],
+        default="text",
+        help="search mode of --only search (hybrid needs the vectors: bench/scale/fill_vectors.py)",
+    )
     ap.add_argument("--work", type=Path, default=Path("/tmp/ccmemory-scale"))
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
@@ -245,7 +256,8 @@ def main() -> None:
             root = args.work / f"vault-{n}"
             if not (root / ".ccmemory" / "local" / "index.db").is_file():
                 raise SystemExit(f"no index in {root}: build it first (a run without --only)")
-            parts.append(search_table(measure_search(pythons, root, args.rounds), n, args.rounds))
+            res = measure_search(pythons, root, args.rounds, args.mode)
+            parts.append(search_table(res, n, args.rounds, args.mode))
         text = head + "\n\n".join(parts) + "\n"
         print(text)
         if args.out:

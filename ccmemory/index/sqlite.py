@@ -86,6 +86,8 @@ _DF_CACHED = 50_000
 #: FTS5's best matches filtered at once by text_search's fast path (under SQLite's 999 parameters)
 _PREFIX = 400
 _FIRST = 160
+#: filter masks vector_search keeps per matrix (see SQLiteIndex._filter_mask)
+_FILTER_MASKS = 8
 _EFFECTIVE_AUTHOR = "coalesce(m.author_fm, m.author_git)"
 
 
@@ -200,7 +202,8 @@ class SQLiteIndex(ReferenceTables):
             self.moved_aside = _move_aside(self.location)
             self._connect()
         self._lock = threading.RLock()
-        # (project, embedder) -> [stamp, ids, matrix, mask of not-superseded rows or None]
+        # (project, embedder) -> [stamp, ids, matrix, mask of not-superseded rows or None,
+        #                        {(where, params): mask of the rows those filters select}]
         self._vec_cache: dict[tuple[str, str], list[Any]] = {}
         # project -> (stamp, (memories, total field lengths, one project in the file), term -> df)
         self._text_cache: dict[str, tuple[int, tuple[int, tuple[int, int, int], bool], dict[str, int]]] = {}
@@ -1010,7 +1013,8 @@ class SQLiteIndex(ReferenceTables):
 
     def _vector_matrix(self, project: str, embedder: str) -> list[Any]:
         """All of a project's vectors as one matrix, cached until the database changes:
-        ``[stamp, ids, matrix, live]`` where ``live`` (rows not superseded) is filled lazily."""
+        ``[stamp, ids, matrix, live, masks]`` where ``live`` (rows not superseded) and ``masks``
+        (see :meth:`_filter_mask`) are filled lazily."""
         import numpy as np
 
         (version,) = self.db.execute("PRAGMA data_version").fetchone()
@@ -1031,7 +1035,7 @@ class SQLiteIndex(ReferenceTables):
             matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim)
         else:
             matrix = np.zeros((0, 0), dtype=np.float32)
-        entry = [stamp, ids, matrix, None]
+        entry = [stamp, ids, matrix, None, {}]
         self._vec_cache[key] = entry
         return entry
 
@@ -1052,6 +1056,25 @@ class SQLiteIndex(ReferenceTables):
             entry[3] = np.fromiter((i not in banned for i in ids), dtype=bool, count=len(ids))
         return entry[3]
 
+    def _filter_mask(self, f: Filters, entry: list[Any]) -> Any:
+        """Boolean mask over ``entry``'s rows: True for the memories ``f`` selects. Kept with the
+        matrix (so until the database changes) for the last few filters: recall's prompt search
+        filters by type, a shared index by viewer, and at 100k memories the filter query and the
+        mask took ~0.3 s a search, thirty times the cosine itself (issue 29)."""
+        import numpy as np
+
+        where, params = self._where(f)
+        masks: dict[tuple[str, tuple[Any, ...]], Any] = entry[4]
+        key = (where, tuple(params))
+        mask = masks.get(key)
+        if mask is None:
+            allowed = {r[0] for r in self.db.execute(f"SELECT m.id FROM memories m WHERE {where}", params)}
+            mask = np.fromiter((i in allowed for i in entry[1]), dtype=bool, count=len(entry[1]))
+            if len(masks) >= _FILTER_MASKS:
+                masks.pop(next(iter(masks)))  # the oldest
+            masks[key] = mask
+        return mask
+
     def vector_search(
         self, embedder: str, vector: Any, f: Filters, limit: int = 50
     ) -> list[tuple[str, float]]:
@@ -1066,16 +1089,17 @@ class SQLiteIndex(ReferenceTables):
             raise IndexUnavailable(
                 f"vector dimension mismatch: index has {matrix.shape[1]}, query has {query.shape[0]}"
             )
-        scores = matrix @ query
+        # numpy's own single-threaded loop, not BLAS: OpenBLAS splits this product over its
+        # threads, which then spin-wait after it; on 2 cores the next full-text query ran ~20 ms
+        # slower (issue 29, 100k). As fast here (the matrix is read once either way); these
+        # float32 scores only select the candidates, cosine.exact_scores scores them.
+        scores = np.einsum("ij,j->i", matrix, query)
         plain = Filters(project=f.project, include_superseded=True)
         if f == Filters(project=f.project):
             # the common case (only superseded memories hidden): a mask cached with the matrix
             scores = np.where(self._live_mask(f.project, entry), scores, -np.inf)
         elif f != plain:
-            where, params = self._where(f)
-            allowed = {r[0] for r in self.db.execute(f"SELECT m.id FROM memories m WHERE {where}", params)}
-            mask = np.fromiter((i in allowed for i in ids), dtype=bool, count=len(ids))
-            scores = np.where(mask, scores, -np.inf)
+            scores = np.where(self._filter_mask(f, entry), scores, -np.inf)
         k = min(limit, len(ids))
         top = [i for i in np.argpartition(-scores, k - 1)[:k] if np.isfinite(scores[i])]
         # selected in float32 here; scored by the one function both backends use (cosine.py)
