@@ -151,7 +151,34 @@ def test_recent_files_equal_every_path_filtered(tmp_path: Path) -> None:
     (root / "src" / "f1.py").write_text("changed\n", encoding="utf-8")
     (root / ".ccmemory" / "facts" / "new.md").write_text("new\n", encoding="utf-8")
     (root / "untracked.py").write_text("u\n", encoding="utf-8")
+    (root / "a dir").mkdir()
+    (root / "a dir" / "n.txt").write_text("n\n", encoding="utf-8")
+    (root / "src" / "new.py").write_text("n\n", encoding="utf-8")
+    (root / ".gitignore").write_text("ignored.log\n", encoding="utf-8")
+    (root / "ignored.log").write_text("i\n", encoding="utf-8")
+    for p in (root / "sub" / ".ccmemory").iterdir():  # a tracked top-level folder deleted
+        p.unlink()
+    (root / "sub" / ".ccmemory").rmdir()
+    (root / "sub").rmdir()
+    _git(root, "add", "-N", "src/new.py")
     assert _recent_files(root) == _old_recent_files(root)
+    assert {'"a dir/"', "untracked.py", "sub/.ccmemory/x.md", "src/f1.py"} <= set(_recent_files(root))
     for n in (1, 5, 29, 40):
         assert _recent_files(root, n) == _old_recent_files(root, n), n
-    assert "sub/.ccmemory/x.md" in _recent_files(root)
+
+
+def test_recent_files_of_a_vault_below_the_top(tmp_path: Path) -> None:
+    top = tmp_path / "mono"
+    root = top / "app"
+    (root / ".ccmemory").mkdir(parents=True)
+    _git(top, "init", "-q", "-b", "main")
+    _git(top, "config", "user.email", "t@x")
+    _git(top, "config", "user.name", "t")
+    (root / ".ccmemory" / "m.md").write_text("m\n", encoding="utf-8")
+    (top / "lib.py").write_text("l\n", encoding="utf-8")
+    _git(top, "add", "-A")
+    _git(top, "commit", "-q", "-m", "c")
+    (top / "other.py").write_text("o\n", encoding="utf-8")
+    (root / "x.py").write_text("x\n", encoding="utf-8")
+    assert _recent_files(root) == _old_recent_files(root)
+    assert "other.py" in _recent_files(root)
