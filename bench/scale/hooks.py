@@ -6,7 +6,7 @@
 Each run is one real `plugin/scripts/hook.sh EVENT` subprocess (what Claude Code runs), fed a
 hook payload on stdin in the vault (built by `make_vault.py`, indexed by `reindex --full
 --no-embed`): SessionStart (`source: startup`, its context injection), UserPromptSubmit with a
-prompt from the vault's vocabulary (`bench_index.QUERIES`, one per run in turn) and PreToolUse
+prompt from the vault's vocabulary (`bench_index.QUERIES`, one per run in turn; most inject memories) and PreToolUse
 for an Edit of `src/token.py` (a file about 1.6 % of the memories name). Every label (`--src
 LABEL=DIR`: PYTHONPATH=DIR, one interpreter) runs each event once per round, labels and events
 interleaved, so all see the same load; p50/p95 per label and event, the 1-minute load average
@@ -43,7 +43,7 @@ def payload(event: str, root: Path, i: int) -> dict[str, object]:
     if event == "SessionStart":
         return {**base, "source": "startup"}
     if event == "UserPromptSubmit":
-        return {**base, "prompt": f"can you check {QUERIES[i % len(QUERIES)]} before we change it"}
+        return {**base, "prompt": QUERIES[i % len(QUERIES)]}
     return {
         **base,
         "tool_name": "Edit",
