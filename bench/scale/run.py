@@ -17,7 +17,9 @@ may be shared. The hand edits are reverted (`git checkout`) after each interpret
 without it, or by `reindex --full --no-embed`): for `--rounds` rounds, each label in turn (so
 before and after are interleaved under the same load), warm text search in process as above and
 the `ccmemory search QUERY --mode text` CLI, one whole process per query (median and p95 over
-the rounds). `--src LABEL=DIR` runs that label with PYTHONPATH=DIR (two checkouts, one
+the rounds). `--only rebuild` times the full text-only rebuild alone (from an empty index, labels
+interleaved for `--rounds` rounds) and fails unless every label built the same index (a
+digest of every table). `--src LABEL=DIR` runs that label with PYTHONPATH=DIR (two checkouts, one
 interpreter). Run with PYTHONDONTWRITEBYTECODE unset, so both checkouts import cached bytecode
 as an installed ccmemory does.
 """
