@@ -18,7 +18,10 @@ without it, or by `reindex --full --no-embed`): for `--rounds` rounds, each labe
 before and after are interleaved under the same load), warm text search in process as above and
 the `ccmemory search QUERY --mode text` CLI, one whole process per query (median and p95 over
 the rounds); `--mode hybrid` does the same in hybrid mode (the vectors filled first, e.g. by
-`fill_vectors.py`; the warm pass asserts every query was answered in hybrid mode). `--src LABEL=DIR` runs that label with PYTHONPATH=DIR (two checkouts, one
+`fill_vectors.py`; the warm pass asserts every query was answered in hybrid mode). `--only
+rebuild` times the full text-only rebuild alone (from an empty index, labels interleaved for
+`--rounds` rounds) and fails unless every label built the same index (a digest of every
+table). `--src LABEL=DIR` runs that label with PYTHONPATH=DIR (two checkouts, one
 interpreter). Run with PYTHONDONTWRITEBYTECODE unset, so both checkouts import cached bytecode
 as an installed ccmemory does.
 """
@@ -180,6 +183,75 @@ def measure_search(
     }
 
 
+def measure_rebuild(pythons: dict[str, str], root: Path, rounds: int) -> dict[str, dict[str, Any]]:
+    """The full text-only rebuild from an empty index, labels interleaved round by round; after
+    each, a digest of every table of the index (FTS5's shadow tables included), which must be
+    the same for every label."""
+    walls: dict[str, list[float]] = {label: [] for label in pythons}
+    rss: dict[str, list[float]] = {label: [] for label in pythons}
+    loads: dict[str, list[float]] = {label: [] for label in pythons}
+    digests: set[str] = set()
+    for r in range(rounds):
+        for label, python in pythons.items():
+            for old in (root / ".ccmemory" / "local").glob("index.db*"):
+                old.unlink()
+            loads[label].append(load())
+            wall, peak = timed(python, root, "reindex", "--full", "--no-embed", env=ENVS.get(label))
+            walls[label].append(wall)
+            rss[label].append(peak)
+            digests.add(index_digest(root / ".ccmemory" / "local" / "index.db"))
+            print(
+                f"round {r + 1} {label}: {wall:.2f} s, {peak:.0f} MB (load {loads[label][-1]:.2f})",
+                flush=True,
+            )
+    if len(digests) != 1:
+        raise SystemExit(f"the labels built different indexes: {sorted(digests)}")
+    return {
+        label: {
+            "walls": walls[label],
+            "median_s": statistics.median(walls[label]),
+            "rss_mb": max(rss[label]),
+            "load": f"{min(loads[label]):.2f}-{max(loads[label]):.2f}",
+        }
+        for label in pythons
+    }
+
+
+def index_digest(db_path: Path) -> str:
+    """sha256 over every table's rows (sorted; the meta key of git's state left out)."""
+    import hashlib
+    import sqlite3
+
+    db = sqlite3.connect(db_path)
+    h = hashlib.sha256()
+    for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"):
+        if name.startswith("sqlite_"):
+            continue
+        cols = "rowid, title, body, fields" if name == "memory_fts" else "*"
+        rows = [r for r in db.execute(f'SELECT {cols} FROM "{name}"') if not str(r[0]).startswith("sync:")]
+        h.update(name.encode() + repr(sorted(rows, key=repr)).encode())
+    db.close()
+    return h.hexdigest()[:16]
+
+
+def rebuild_table(res: dict[str, dict[str, Any]], n: int, rounds: int) -> str:
+    labels = list(res)
+    lines = [
+        f"| full text-only rebuild at {n:,} ({rounds} interleaved rounds) | " + " | ".join(labels) + " |",
+        "|" + "---|" * (len(labels) + 1),
+        "| each round (s) | "
+        + " | ".join(", ".join(f"{w:.1f}" for w in res[label]["walls"]) for label in labels)
+        + " |",
+        "| median (s) | " + " | ".join(f"{res[label]['median_s']:.2f}" for label in labels) + " |",
+        "| peak RSS (MB) | " + " | ".join(f"{res[label]['rss_mb']:.0f}" for label in labels) + " |",
+        "| 1-minute load before each | " + " | ".join(res[label]["load"] for label in labels) + " |",
+    ]
+    if len(labels) == 2:
+        a, b = labels
+        lines.append(f"| {b} / {a} (median) | | {res[b]['median_s'] / res[a]['median_s']:.2f} |")
+    return "\n".join(lines)
+
+
 def search_table(res: dict[str, dict[str, Any]], n: int, rounds: int, mode: str = "text") -> str:
     labels = list(res)
     lines = [
@@ -229,8 +301,8 @@ def main() -> None:
     ap.add_argument(
         "--src", action="append", default=[], metavar="LABEL=DIR", help="run LABEL with PYTHONPATH=DIR"
     )
-    ap.add_argument("--only", choices=["search"], help="search only, on the existing index")
-    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds of --only search")
+    ap.add_argument("--only", choices=["search", "rebuild"], help="search or the full rebuild only")
+    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds of --only search / rebuild")
     ap.add_argument(
         "--mode",
         choices=["text", "hybrid"],
@@ -250,6 +322,15 @@ def main() -> None:
         f"{len(os.sched_getaffinity(0))} cores, Python {platform.python_version()}.\n"
         f"Command: `{' '.join(['.venv/bin/python', 'bench/scale/run.py', *sys.argv[1:]])}`\n\n"
     )
+    if args.only == "rebuild":
+        text = head + "\n\n".join(
+            rebuild_table(measure_rebuild(pythons, vault_for(args.work, n), args.rounds), n, args.rounds)
+            for n in args.sizes
+        )
+        print(text)
+        if args.out:
+            args.out.write_text(text + "\n", encoding="utf-8")
+        return
     if args.only == "search":
         parts = []
         for n in args.sizes:

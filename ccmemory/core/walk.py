@@ -158,8 +158,11 @@ def read_regular(path: str | Path, max_bytes: int = MAX_FILE_BYTES) -> bytes:
             os.set_blocking(fd, True)  # a regular file: plain blocking reads from here
         chunks: list[bytes] = []
         left = max_bytes + 1
+        # reads sized from fstat (one more byte to see the end): a 1 MiB request per read made
+        # Python allocate (and the kernel map) 1 MiB for every small memory file
+        step = min(max(st.st_size + 1, 4096), 1 << 20)
         while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
+            chunk = os.read(fd, min(left, step))
             if not chunk:
                 break
             chunks.append(chunk)

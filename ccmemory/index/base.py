@@ -24,7 +24,7 @@ backends must follow exactly (the conformance suite checks them):
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
@@ -235,8 +235,9 @@ class Index(Protocol):
 
     def count(self, f: Filters) -> int: ...
 
-    def file_links(self, f: Filters) -> list[tuple[str, str]]:
-        """(memory id, file path/folder/glob as the memory wrote it) of the memories passing ``f``."""
+    def file_links(self, f: Filters, matching: Callable[[str], bool] | None = None) -> list[tuple[str, str]]:
+        """(memory id, file path/folder/glob as the memory wrote it) of the memories passing ``f``,
+        ordered by id then file; with ``matching``, only the files (as written) it accepts."""
         ...
 
     def text_search(self, text: str, f: Filters, limit: int = 50) -> list[tuple[str, float]]:

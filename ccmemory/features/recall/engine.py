@@ -230,7 +230,12 @@ def file_picks(
 
     f = Filters(project=project, types=list(RECALL_TYPES), viewer=viewer)
     best: dict[str, tuple[int, str]] = {}
-    for mem_id, pattern in index.file_links(f):
+
+    def covers(pattern: str) -> bool:
+        return any(P.match(pattern, path) for path in touched)
+
+    # only the links whose file covers one of `touched`: the others never set a strength
+    for mem_id, pattern in index.file_links(f, covers):
         for path in touched:
             strength = P.match(pattern, path)
             if strength > best.get(mem_id, (0, ""))[0]:

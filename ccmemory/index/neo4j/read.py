@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ccmemory.index.base import MAX_SHARED, Edge, FileProblem, Filters, IndexedMemory, stats_summary
@@ -187,8 +187,9 @@ class MemoryReads(Connection):
         return ranked[:limit]
 
     @wrap_errors
-    def file_links(self, f: Filters) -> list[tuple[str, str]]:
-        """(memory id, file as written) of every memory passing ``f`` that names files."""
+    def file_links(self, f: Filters, matching: Callable[[str], bool] | None = None) -> list[tuple[str, str]]:
+        """(memory id, file as written) of every memory passing ``f`` that names files (those
+        ``matching`` accepts, when given)."""
         where, params = where_clause(f)
         rows = self._read(
             f"MATCH (m:Memory {{project: $p}})-[:TOUCHES]->(x:File) WHERE {where} "
@@ -196,7 +197,7 @@ class MemoryReads(Connection):
             p=f.project,
             **params,
         )
-        return [(r["id"], r["file"]) for r in rows]
+        return [(r["id"], r["file"]) for r in rows if matching is None or matching(r["file"])]
 
     @wrap_errors
     def file_problems(self, project: str) -> list[FileProblem]:

@@ -1,0 +1,184 @@
+"""Hooks at 100k (issue 29): what SessionStart and PreToolUse read must not grow with the vault,
+and must give what the whole reads gave.
+
+- `file_links(f, matching)` (file-tied recall) reads only the links of the files `matching`
+  accepts: the same rows, in the same order, as every link filtered afterwards;
+- `_recent_files` (the SessionStart section "About files changed recently") has git leave the
+  vault out, and still takes the last N commits whatever they touch."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from ccmemory.core.model import Memory, parse_timestamp
+from ccmemory.features.context import _recent_files
+from ccmemory.features.recall import paths as P
+from ccmemory.features.recall.engine import RECALL_TYPES, file_picks
+from ccmemory.index import sqlite as sqlite_mod
+from ccmemory.index.base import FileRecord, Filters
+from ccmemory.index.sqlite import SQLiteIndex
+
+FILES = [
+    "src/a.py",
+    "./src/a.py",
+    "src//b.py",
+    "src/",
+    "src",
+    "docs/*.md",
+    "*.tf",
+    "infra/**/main.tf",
+    "src/sub/c.py",
+    "lib/x[12].py",
+    "README.md",
+]
+TOUCHED = [
+    ["src/a.py"],
+    ["src/b.py", "docs/guide.md"],
+    ["infra/prod/eu/main.tf"],
+    ["lib/x1.py", "src/sub/c.py"],
+    ["nothing/here.py"],
+]
+
+
+def _index(tmp_path: Path) -> SQLiteIndex:
+    rng = random.Random(29)
+    start = parse_timestamp("2025-01-01T00:00:00Z")
+    assert start is not None
+    recs, status = [], {}
+    for i in range(400):
+        m = Memory(
+            id=f"M{i:04d}",
+            type=rng.choice(sorted({*RECALL_TYPES, "decision", "fact", "insight"})),
+            title=f"memory {i}",
+            body="body",
+            created=start + timedelta(days=rng.randint(0, 50)),
+            author=rng.choice(["a@x", "b@x"]),
+            files=rng.sample(FILES, rng.randint(0, 3)),
+        )
+        recs.append(FileRecord(f"m{i}.md", 1, 1, f"h{i}", m))
+        status[f"m{i}.md"] = "curated" if rng.random() < 0.7 else "developmental"
+    idx = SQLiteIndex(tmp_path / "i.db")
+    idx.apply("p", recs, [], lambda path: status[path])
+    return idx
+
+
+@pytest.mark.parametrize("max_names", [500, 1])  # an IN list, and the Python filter past the limit
+def test_file_links_matching_equals_filtering_every_link(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, max_names: int
+) -> None:
+    monkeypatch.setattr(sqlite_mod, "_MAX_FILE_NAMES", max_names)
+    idx = _index(tmp_path)
+    filters = [
+        Filters("p"),
+        Filters("p", types=sorted(RECALL_TYPES)),
+        Filters("p", viewer="a@x"),
+        Filters("p", status="curated"),
+    ]
+    for touched in TOUCHED:
+
+        def covers(pattern: str, touched: list[str] = touched) -> bool:
+            return any(P.match(pattern, t) for t in touched)
+
+        for f in filters:
+            every = idx.file_links(f)
+            assert every == sorted(every)
+            assert idx.file_links(f, covers) == [r for r in every if covers(r[1])], (touched, f)
+    # and the picks (strength, the path named, order) are those of matching every link
+    for touched in TOUCHED:
+        picks = file_picks(idx, "p", touched, limit=500)
+        reference = _picks_over_every_link(idx, touched)
+        assert [(p.memory.id, p.score, p.why) for p in picks] == reference
+
+
+def _picks_over_every_link(idx: SQLiteIndex, touched: list[str]) -> list[tuple[str, float, str]]:
+    from ccmemory.features.recall.engine import _TYPE_ORDER
+
+    best: dict[str, tuple[int, str]] = {}
+    for mem_id, pattern in idx.file_links(Filters("p", types=list(RECALL_TYPES))):
+        for path in touched:
+            strength = P.match(pattern, path)
+            if strength > best.get(mem_id, (0, ""))[0]:
+                best[mem_id] = (strength, path)
+    mems = sorted(
+        idx.get("p", list(best)),
+        key=lambda m: (-best[m.id][0], _TYPE_ORDER.get(m.type, 99), m.created, m.id),
+    )
+    return [(m.id, float(best[m.id][0]), f"file {best[m.id][1]}") for m in mems]
+
+
+def _git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True).stdout
+
+
+def _old_recent_files(root: Path, commits: int = 20) -> list[str]:
+    """What `_recent_files` did before: every path from git, the vault dropped afterwards."""
+    status = _git(root, "status", "--porcelain", "--no-renames")
+    out = [line[3:].strip() for line in status.splitlines() if len(line) > 3]
+    log = _git(root, "log", f"-n{commits}", "--name-only", "--format=")
+    out += [line.strip() for line in log.splitlines() if line.strip()]
+    return [f for f in dict.fromkeys(out) if not f.startswith(".ccmemory/")][:200]
+
+
+def test_recent_files_equal_every_path_filtered(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "config", "user.email", "t@x")
+    _git(root, "config", "user.name", "t")
+    rng = random.Random(5)
+    for i in range(30):
+        # older commits touch code, the last ones mostly the vault: `-n20` must still take the
+        # last 20 commits, not the last 20 that touch code
+        for _ in range(rng.randint(1, 3)):
+            code = i < 18 or rng.random() < 0.2
+            rel = f"src/f{rng.randint(0, 40)}.py" if code else f".ccmemory/facts/m{rng.randint(0, 60)}.md"
+            path = root / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(f"{i}\n", encoding="utf-8")
+        if i < 18:
+            (root / "top.txt").write_text(f"{i}\n", encoding="utf-8")
+        if i == 25:
+            (root / "sub").mkdir()
+            (root / "sub" / ".ccmemory").mkdir()  # not the vault: kept
+            (root / "sub" / ".ccmemory" / "x.md").write_text("x\n", encoding="utf-8")
+        _git(root, "add", "-A")
+        _git(root, "commit", "-q", "-m", f"c{i}")
+    (root / "src" / "f1.py").write_text("changed\n", encoding="utf-8")
+    (root / ".ccmemory" / "facts" / "new.md").write_text("new\n", encoding="utf-8")
+    (root / "untracked.py").write_text("u\n", encoding="utf-8")
+    (root / "a dir").mkdir()
+    (root / "a dir" / "n.txt").write_text("n\n", encoding="utf-8")
+    (root / "src" / "new.py").write_text("n\n", encoding="utf-8")
+    (root / ".gitignore").write_text("ignored.log\n", encoding="utf-8")
+    (root / "ignored.log").write_text("i\n", encoding="utf-8")
+    for p in (root / "sub" / ".ccmemory").iterdir():  # a tracked top-level folder deleted
+        p.unlink()
+    (root / "sub" / ".ccmemory").rmdir()
+    (root / "sub").rmdir()
+    _git(root, "add", "-N", "src/new.py")
+    assert _recent_files(root) == _old_recent_files(root)
+    assert {'"a dir/"', "untracked.py", "sub/.ccmemory/x.md", "src/f1.py"} <= set(_recent_files(root))
+    for n in (1, 5, 29, 40):
+        assert _recent_files(root, n) == _old_recent_files(root, n), n
+
+
+def test_recent_files_of_a_vault_below_the_top(tmp_path: Path) -> None:
+    top = tmp_path / "mono"
+    root = top / "app"
+    (root / ".ccmemory").mkdir(parents=True)
+    _git(top, "init", "-q", "-b", "main")
+    _git(top, "config", "user.email", "t@x")
+    _git(top, "config", "user.name", "t")
+    (root / ".ccmemory" / "m.md").write_text("m\n", encoding="utf-8")
+    (top / "lib.py").write_text("l\n", encoding="utf-8")
+    _git(top, "add", "-A")
+    _git(top, "commit", "-q", "-m", "c")
+    (top / "other.py").write_text("o\n", encoding="utf-8")
+    (root / "x.py").write_text("x\n", encoding="utf-8")
+    assert _recent_files(root) == _old_recent_files(root)
+    assert "other.py" in _recent_files(root)
