@@ -242,18 +242,12 @@ class Service:
         """The local session index (ccmemory.index.sessions_sqlite) level with the session records
         under `.ccmemory/local/sessions/`: in the memory index file with SQLite, in a local file of
         its own otherwise (never a shared server). A failure is reported, never raised."""
-        import os
+        from ccmemory.index.sessions_sqlite import open_local
 
-        from ccmemory.index.sessions_sqlite import SessionIndex, index_file
-
-        local = self.vault.dir / "local"
-        folder = local / "sessions"
-        if not folder.is_dir():
+        if not (self.vault.dir / "local" / "sessions").is_dir():
             return {}
         try:
-            if os.path.islink(local):
-                raise OSError(f"{local} is a symlink: the session index is not written through it")
-            with SessionIndex(index_file(self.vault.dir, self.config.backend), folder) as idx:
+            with open_local(self.vault.dir, self.config.backend) as idx:
                 return dict(idx.sync(full=full).as_dict())
         except Exception as exc:
             return {"error": f"session index not updated: {exc}"}

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ccmemory.core.errors import IndexUnavailable
 from ccmemory.index.query import fts_match_terms
 from ccmemory.index.sqlitetx import immediate
 from ccmemory.text import analyzer, bm25
@@ -86,6 +87,23 @@ def index_file(vault_dir: Path, backend: str) -> Path:
     """The memory index file with SQLite; a local file of its own with Neo4j (never the server),
     and with any other value (privacy first)."""
     return vault_dir / "local" / ("index.db" if backend == "sqlite" else "sessions.db")
+
+
+def open_local(vault_dir: Path, backend: str) -> SessionIndex:
+    """The session index of the vault at `vault_dir` (`.ccmemory/`), over its `local/sessions/`
+    records, in `index_file`'s file (the caller closes it). IndexUnavailable, naming the file,
+    when `local/` is a symlink (never written through) or the file cannot be used."""
+    local = vault_dir / "local"
+    if local.is_symlink():
+        raise IndexUnavailable(f"{local} is a symlink: the session index is not written through it")
+    path = index_file(vault_dir, backend)
+    try:
+        return SessionIndex(path, local / "sessions")
+    except (OSError, sqlite3.Error) as exc:
+        raise IndexUnavailable(f"session index {path} cannot be used: {exc}", UNUSABLE_HINT) from None
+
+
+UNUSABLE_HINT = "session records are untouched; run `ccmemory reindex --full` to rebuild the index from them"
 
 
 def session_fields(rec: dict[str, Any]) -> tuple[str, str, str]:

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ccmemory.features.sessions.store import VAULT_DIR, sessions_dir
+from ccmemory.core.layout import VAULT_DIR
 
 log = logging.getLogger("ccmemory.features.sessions")
 
@@ -32,25 +32,11 @@ def backend(root: Path) -> str:
 
 
 def open_index(root: Path) -> Any:
-    """The SessionIndex of this repository (the caller closes it). Raises IndexUnavailable
-    (naming the file) when the local folder is a symlink (never written through) or the file
-    cannot be used."""
-    import sqlite3
+    """The SessionIndex of this repository (the caller closes it): `sessions_sqlite.open_local`
+    with the backend read lightly (IndexUnavailable, naming the file, when it cannot be used)."""
+    from ccmemory.index.sessions_sqlite import open_local
 
-    from ccmemory.index.base import IndexUnavailable
-    from ccmemory.index.sessions_sqlite import SessionIndex, index_file
-
-    local = root / VAULT_DIR / "local"
-    if local.is_symlink():
-        raise IndexUnavailable(f"{local} is a symlink: the session index is not written through it")
-    path = index_file(root / VAULT_DIR, backend(root))
-    try:
-        return SessionIndex(path, sessions_dir(root))
-    except (OSError, sqlite3.Error) as exc:
-        raise IndexUnavailable(f"session index {path} cannot be used: {exc}", _HINT) from None
-
-
-_HINT = "session records are untouched; run `ccmemory reindex --full` to rebuild the index from them"
+    return open_local(root / VAULT_DIR, backend(root))
 
 
 def ready(root: Path) -> Any:
@@ -58,13 +44,14 @@ def ready(root: Path) -> Any:
     import sqlite3
 
     from ccmemory.index.base import IndexUnavailable
+    from ccmemory.index.sessions_sqlite import UNUSABLE_HINT
 
     idx = open_index(root)
     try:
         report = idx.refresh()
     except sqlite3.Error as exc:
         idx.close()
-        raise IndexUnavailable(f"session index {idx.location} cannot be used: {exc}", _HINT) from None
+        raise IndexUnavailable(f"session index {idx.location} cannot be used: {exc}", UNUSABLE_HINT) from None
     except BaseException:
         idx.close()
         raise
