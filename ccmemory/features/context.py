@@ -10,12 +10,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ccmemory.core.tokens import estimate_tokens
 from ccmemory.index.base import IndexedMemory
 
 if TYPE_CHECKING:  # for annotations only: the caller hands the service (or capture's store) in
+    from collections.abc import Callable
+
     from ccmemory.app.service import Service
     from ccmemory.features.capture.store import Store
 
@@ -90,6 +92,31 @@ def context_for(svc: Service, budget_tokens: int | None = None, *, task: str | N
     return build_context(svc, budget_tokens or svc.config.context_budget, task=task)
 
 
+def _in_background(fn: Callable[[Path], list[str]], root: Path) -> Callable[[], list[str]]:
+    """Run ``fn(root)`` in a daemon thread; the returned function waits for its result (an
+    exception in the thread is raised there, in the caller's thread)."""
+    import threading
+
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = fn(root)
+        except BaseException as exc:  # handed to the caller, not lost in the thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=run, name="ccmemory-recent-files", daemon=True)
+    thread.start()
+
+    def result() -> list[str]:
+        thread.join()
+        if "error" in box:
+            raise box["error"]
+        return list(box["value"])
+
+    return result
+
+
 def _recent_files(root: Path, commits: int = 20) -> list[str]:
     """Files changed in the working tree and in the last ``commits`` commits, newest first."""
     from ccmemory.core import gitstate
@@ -154,11 +181,14 @@ def _digest_sections(svc: Service, task: str | None) -> list[tuple[str, list[Ind
     from ccmemory.core import gitstate
     from ccmemory.features.recall.engine import file_picks
 
+    root = svc.vault.root
+    # the recent-files git calls (two `git status`, two `git log`: ~75 ms at 100k memories) run
+    # while this thread queries the index; they release the GIL while git works
+    recent = _in_background(_recent_files, root)
     sections: list[tuple[str, list[IndexedMemory]]] = []
     if task:
         hits = svc.search(task, limit=5).hits
         sections.append(("Relevant to the task", [h.memory for h in hits if not h.weak]))
-    root = svc.vault.root
     branch = gitstate.current_branch(root) if gitstate.is_repo(root) else None
     main = svc.config.main_branch or (gitstate.main_branch(root) if branch else None)
     if branch and branch != main:
@@ -166,7 +196,7 @@ def _digest_sections(svc: Service, task: str | None) -> list[tuple[str, list[Ind
             m for m in svc.view.query(svc.filters(status="developmental"), limit=50) if m.branch == branch
         ]
         sections.append((f"Open on this branch ({branch})", mine[:10]))
-    changed = _recent_files(root)
+    changed = recent()
     if changed:
         picks = file_picks(svc.index, svc.project, changed, limit=8, viewer=svc.viewer)
         mems = [p.memory for p in picks if isinstance(p.memory, IndexedMemory)]  # the index's own
