@@ -312,7 +312,7 @@ def test_every_type_has_a_record_tool_with_its_fields_limits_and_enums(client: S
     enums = tools["search"].input_schema["properties"]["types"]["anyOf"][0]["items"]["enum"]
     assert enums == list(TYPES)
     rel = tools["record_fact"].input_schema["$defs"]["RelationIn"]["properties"]["type"]["enum"]
-    assert "SUPERSEDES" not in rel and len(rel) == 6
+    assert "SUPERSEDES" not in rel and len(rel) == 8
 
 
 def test_gotcha_and_pattern_are_recorded(client: SyncClient, repo: Path) -> None:

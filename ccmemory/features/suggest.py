@@ -13,7 +13,11 @@ The patterns, and what each proposes:
 - **a decision revised again and again** (a supersession chain of 3+): an *insight* naming the
   churn, with the chain, to set a revisit trigger or say what keeps changing it;
 - **a file with many warnings** (3+ gotchas, corrections, exceptions or failed approaches in
-  force name it): an *insight* that the file needs care, listing them.
+  force name it): an *insight* that the file needs care, listing them;
+- **corrections that recur** (the same subject as the first pattern, corrected on 2+ different
+  days or in 2+ sessions): a *hypothesis* that what is right about it does not reach Claude when
+  it works on it, with a testable prediction; it cites the corrections as its basis, and a later
+  correction about the subject is evidence against it (docs/file-format.md, hypotheses).
 
 Rules only (no LLM): the evidence is exactly the memories listed.
 """
@@ -39,7 +43,7 @@ DISMISS_PREFIX = "suggest:"
 
 @dataclass
 class Suggestion:
-    kind: str  # corrections | exceptions | revisions | file
+    kind: str  # corrections | exceptions | revisions | file | hypothesis
     key: str  # stable id: dismissals and `--accept` name it
     why: str  # one line: the pattern found
     type: str  # the memory type accepting writes
@@ -49,6 +53,7 @@ class Suggestion:
     topics: list[str] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     evidence: list[str] = field(default_factory=list)  # memory ids
+    relation: str = "RELATES_TO"  # how the accepted memory links to its evidence
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -95,6 +100,57 @@ def from_corrections(mems: Sequence[IndexedMemory]) -> list[Suggestion]:
                 topics=[spot["key"]] if spot["by"] == "topic" else [],
                 files=[spot["key"]] if spot["by"] == "file" else [],
                 evidence=[m.id for m in group],
+            )
+        )
+    return out
+
+
+HYPOTHESIS_WINDOW_DAYS = 30
+
+
+def _occasions(group: Sequence[IndexedMemory]) -> int:
+    """On how many occasions a group was recorded: distinct sessions, or days where none is known."""
+    sessions = {m.session for m in group if m.session}
+    days = {str(m.created)[:10] for m in group}
+    return max(len(sessions), len(days))
+
+
+def from_recurring_corrections(mems: Sequence[IndexedMemory]) -> list[Suggestion]:
+    """Corrections about one subject made on 2+ occasions: the right rule did not stick."""
+    from ccmemory.features.analysis import correction_hotspots
+
+    out = []
+    for spot in correction_hotspots(mems, 2):
+        group = sorted(spot["members"], key=lambda m: str(m.created))
+        if spot["by"] == "topic" and len(group) < TOPIC_MIN:
+            continue
+        times = _occasions(group)
+        if times < 2:
+            continue
+        subject = f"{spot['by']} {spot['key']}"
+        statement = (
+            f"Claude keeps getting {spot['key']} wrong because what is right about it is not in its "
+            "context when it works on it"
+        )
+        prediction = (
+            f"Once what is right about {spot['key']} is recorded where session context picks it up (a "
+            f"fact or preference on the same {spot['by']}), no new correction about it is recorded in the "
+            f"next {HYPOTHESIS_WINDOW_DAYS} days; a new correction about it refutes this."
+        )
+        out.append(
+            Suggestion(
+                "hypothesis",
+                _key("hypothesis", subject),
+                f"{len(group)} corrections about {subject} on {times} occasions: the same mistake recurs",
+                "hypothesis",
+                f"Corrections about {spot['key']} recur because the rule is not in context"[:200],
+                f"Corrected on {times} separate occasions (the basis of this hypothesis):\n\n"
+                + _bullets(group, lambda m: str(m.fields.get("right_belief") or "")),
+                fields={"statement": statement[:2000], "prediction": prediction[:2000], "status": "open"},
+                topics=[spot["key"]] if spot["by"] == "topic" else [],
+                files=[spot["key"]] if spot["by"] == "file" else [],
+                evidence=[m.id for m in group],
+                relation="CITES",
             )
         )
     return out
@@ -199,6 +255,7 @@ def suggestions(svc: Service, *, include_dismissed: bool = False) -> list[Sugges
         *from_exceptions(in_force),
         *from_revisions(mems, edges),
         *from_files(in_force),
+        *from_recurring_corrections(in_force),
     ]
     if include_dismissed:
         return found
@@ -225,6 +282,7 @@ def accept(svc: Service, suggestion: Suggestion) -> Any:
     and remember the suggestion as done. Returns the service's Recorded."""
     from ccmemory.core.model import Relation
 
+    why = ("basis: " if suggestion.relation == "CITES" else "evidence for: ") + suggestion.why
     memory = svc.draft(
         suggestion.type,
         suggestion.title,
@@ -234,7 +292,7 @@ def accept(svc: Service, suggestion: Suggestion) -> Any:
         fields=suggestion.fields,
         source="rules",
         relations=[
-            Relation("RELATES_TO", i, f"evidence for: {suggestion.why}"[:200]) for i in suggestion.evidence
+            Relation(suggestion.relation, i, why[:200]) for i in suggestion.evidence
         ],
     )
     rec = svc.record(memory)

@@ -64,9 +64,8 @@ def register(tool: Tool, server: MCPServer, be: Backend) -> None:
     del server
 
     @tool(
-        "Record a memory (writes a reviewable file). type: decision, correction, exception, preference, "
-        "fact, gotcha, failed_approach, insight, question, pattern or reference. fields holds the type's "
-        f"own fields (* = required): {types_table()}.",
+        "Record a memory (writes a reviewable file). fields holds the type's own fields (* = required): "
+        f"{types_table()}. Evidence for or against a hypothesis: a relation SUPPORTS or REFUTES to it.",
         read_only=False,
         name="record",
     )
