@@ -209,9 +209,13 @@ def test_round_trip_through_the_index_mcp_and_site(
     assert concept["path"].startswith(".ccmemory/concepts/")
     h1 = read_memory(repo / hyp1["path"])
     assert h1.fields["status"] == "open" and h1.fields["prediction"].startswith("Reusing")
-    assert hyp1["path"].startswith(".ccmemory/hypotheses/") and gap["path"].startswith(".ccmemory/knowledge-gaps/")
+    assert hyp1["path"].startswith(".ccmemory/hypotheses/") and gap["path"].startswith(
+        ".ccmemory/knowledge-gaps/"
+    )
     e = read_memory(repo / evidence["path"])
-    assert [(r.type, r.target, r.reason) for r in e.relations] == [("SUPPORTS", hyp1["id"], "a week of payment logs")]
+    assert [(r.type, r.target, r.reason) for r in e.relations] == [
+        ("SUPPORTS", hyp1["id"], "a week of payment logs")
+    ]
     assert read_memory(repo / hyp2["path"]).supersedes == [hyp1["id"]]
     assert not [f for f in _check(run_cli, repo) if f["level"] == "error"]
     assert not [f for f in _check(run_cli, repo) if "SUPPORTS" in f["message"] or "no '" in f["message"]]
@@ -220,23 +224,35 @@ def test_round_trip_through_the_index_mcp_and_site(
     with SyncClient.stdio(repo, env=env) as client:
         got = client.call("get_memory", {"id": hyp2["id"]})
         assert got["fields"]["status"] == "supported"
-        assert got["hypothesis"] == {"status": "supported", "evidence": {"supports": [evidence["id"]], "refutes": []}}
+        assert got["hypothesis"] == {
+            "status": "supported",
+            "evidence": {"supports": [evidence["id"]], "refutes": []},
+        }
         first = client.call("get_memory", {"id": hyp1["id"]})
         assert first["superseded_by"] == [hyp2["id"]]
-        assert {"relation": "SUPPORTED_BY", "from": evidence["id"], "reason": "a week of payment logs"} in first[
-            "incoming"
-        ]
+        assert {
+            "relation": "SUPPORTED_BY",
+            "from": evidence["id"],
+            "reason": "a week of payment logs",
+        } in first["incoming"]
         hits = client.call("search", {"query": "idempotency key", "types": ["concept"], "mode": "text"})
         assert [h["id"] for h in hits["results"]] == [concept["id"]]
         # recorded over MCP: an open hypothesis (title from the statement) and refuting evidence
+        tools = {t.name for t in client.list_tools()}
+        assert (
+            "record" in tools and not {"record_concept", "record_hypothesis", "record_knowledge_gap"} & tools
+        )
         hyp3 = client.call(
-            "record_hypothesis",
+            "record",
             {
-                "statement": "Webhook retries arrive out of order",
-                "prediction": "Sequence numbers in webhook logs are not monotonic",
+                "type": "hypothesis",
+                "title": "Webhook retries arrive out of order",
+                "fields": {
+                    "statement": "Webhook retries arrive out of order",
+                    "prediction": "Sequence numbers in webhook logs are not monotonic",
+                },
             },
         )
-        assert hyp3["title"] == "Webhook retries arrive out of order"
         refute = client.call(
             "record_insight",
             {
@@ -252,8 +268,12 @@ def test_round_trip_through_the_index_mcp_and_site(
         assert rows[hyp3["id"]]["evidence"] == {"supports": 0, "refutes": 1}
         only = client.call("query_open_questions", {"types": ["knowledge_gap"]})
         assert [r["id"] for r in only["results"]] == [gap["id"]]
-        unknown = client.error("record_hypothesis", {"statement": "x is y", "status": "proven"})
-        assert unknown["code"] == "invalid_argument"
+        unknown = client.error(
+            "record",
+            {"type": "hypothesis", "title": "x is y", "fields": {"statement": "x", "status": "proven"}},
+        )
+        assert unknown["code"] == "invalid_argument" and "proven" in unknown["message"]
+        assert not list((repo / ".ccmemory").rglob("*x-is-y*"))
     written = read_memory(repo / refute["path"])
     assert [(r.type, r.target) for r in written.relations if r.type == "REFUTES"] == [("REFUTES", hyp3["id"])]
 
@@ -278,7 +298,7 @@ def test_the_lean_record_tool_takes_the_new_types(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo")
     with SyncClient.stdio(repo, env={"CCMEMORY_MCP_TOOLS": "", "CCMEMORY_TELEMETRY": "off"}) as lean:
         tools = {t.name: t for t in lean.list_tools()}
-        assert "record_hypothesis" not in tools  # the lean list stays five tools
+        assert len(tools) == 5  # the lean list stays five tools
         enum = tools["record"].input_schema["properties"]["type"]["enum"]
         assert {"concept", "hypothesis", "knowledge_gap"} <= set(enum)
         gap = lean.call(
@@ -286,7 +306,10 @@ def test_the_lean_record_tool_takes_the_new_types(tmp_path: Path) -> None:
             {
                 "type": "knowledge_gap",
                 "title": "Which regions the CDN serves from",
-                "fields": {"question": "Which regions does the CDN serve from?", "would_close": "the contract"},
+                "fields": {
+                    "question": "Which regions does the CDN serve from?",
+                    "would_close": "the contract",
+                },
             },
         )
         err = lean.error("record", {"type": "concept", "title": "Tenant", "fields": {"status": "open"}})

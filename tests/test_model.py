@@ -20,7 +20,11 @@ def test_fourteen_types_with_their_folders_and_fields() -> None:
     assert TYPES["correction"].fields == ("wrong_belief", "right_belief", "severity")
     assert TYPES["reference"].fields == ("uri", "ref_type")
     # the co-thinker types (issue 31), with the seed's fields
-    assert TYPES["concept"].folder == "concepts" and TYPES["concept"].fields == ("name", "definition", "domain")
+    assert TYPES["concept"].folder == "concepts" and TYPES["concept"].fields == (
+        "name",
+        "definition",
+        "domain",
+    )
     assert TYPES["hypothesis"].folder == "hypotheses"
     assert TYPES["hypothesis"].fields == ("statement", "prediction", "status")
     assert TYPES["hypothesis"].enums["status"] == ("open", "supported", "refuted")
@@ -51,7 +55,10 @@ def test_ids_are_ulids_sortable_by_time_and_unique() -> None:
         ({"confidence": "high"}, "must be a number"),
         ({"relations": [{"type": "LIKES", "target": "X"}]}, "unknown relation type 'LIKES'"),
         ({"relations": [{"type": "CITES"}]}, "has no target"),
-        ({"type": "hypothesis", "status": "proven"}, "status 'proven' is not one of: open, supported, refuted"),
+        (
+            {"type": "hypothesis", "status": "proven"},
+            "status 'proven' is not one of: open, supported, refuted",
+        ),
         ({"topics": {"a": 1}}, "'topics' must be a list"),
         ({"source": "guess"}, "unknown source"),
     ],

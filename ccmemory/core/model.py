@@ -43,6 +43,9 @@ class TypeSpec:
     own: tuple[FieldSpec, ...] = ()  # the type's own fields, in frontmatter order
     summary: str = ""  # what a memory of this type records (the record tool's description)
     title_from: str | None = None  # a field the title defaults to (question: the question)
+    # the full MCP set has a `record_<type>` tool for it; the co-thinker types are recorded with
+    # the generic `record` tool instead (each per-type tool costs ~3.4k characters of tool list)
+    record_tool: bool = True
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -210,6 +213,7 @@ TYPES: dict[str, TypeSpec] = {
             ),
             "Record a concept: a term the team uses, what it means here and its domain.",
             title_from="name",
+            record_tool=False,
         ),
         TypeSpec(
             "hypothesis",
@@ -222,6 +226,7 @@ TYPES: dict[str, TypeSpec] = {
             "Record a hypothesis with a testable prediction. Evidence links to it with a SUPPORTS or "
             "REFUTES relation; change its status by superseding it (memory_supersede).",
             title_from="statement",
+            record_tool=False,
         ),
         TypeSpec(
             "knowledge_gap",
@@ -234,6 +239,7 @@ TYPES: dict[str, TypeSpec] = {
             "Record a knowledge gap: what is not known yet and what would close it. Close it by "
             "superseding it with one that has an answer.",
             title_from="question",
+            record_tool=False,
         ),
     )
 }

@@ -291,9 +291,7 @@ def accept(svc: Service, suggestion: Suggestion) -> Any:
         files=suggestion.files,
         fields=suggestion.fields,
         source="rules",
-        relations=[
-            Relation(suggestion.relation, i, why[:200]) for i in suggestion.evidence
-        ],
+        relations=[Relation(suggestion.relation, i, why[:200]) for i in suggestion.evidence],
     )
     rec = svc.record(memory)
     dismiss(svc, suggestion.key)
