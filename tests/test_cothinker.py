@@ -321,15 +321,15 @@ def test_the_lean_record_tool_takes_the_new_types(tmp_path: Path) -> None:
 # --- hypotheses proposed from recurring corrections ---------------------------------------------------
 
 
-def _correction(repo: Path, n: int, day: int, session: str) -> None:
+def _correction(repo: Path, n: int, day: int, session: str, title: str, wrong: str, right: str) -> None:
     from ccmemory.core.model import new_id
 
     _write(
         repo,
         f"corrections/2026-11-{day:02d}-ledger-{n}.md",
-        f"---\nid: {new_id()}\ntype: correction\ntitle: Ledger amounts are integer cents ({n})\n"
+        f"---\nid: {new_id()}\ntype: correction\ntitle: {title}\n"
         f"created: 2026-11-{day:02d}T10:00:00Z\nsession: {session}\nfiles: [src/ledger.py]\n"
-        f"wrong_belief: amounts are floats\nright_belief: amounts are integer cents {n}\n---\n",
+        f"wrong_belief: {wrong}\nright_belief: {right}\n---\n",
     )
 
 
@@ -337,17 +337,25 @@ def test_recurring_corrections_propose_a_hypothesis_written_only_on_accept(
     run_cli: RunCli, tmp_path: Path
 ) -> None:
     repo = make_repo(tmp_path / "repo")
-    _correction(repo, 1, 3, "s-one")
-    _correction(repo, 2, 3, "s-one")
+    cents = ("Ledger amounts are integer cents", "amounts are floats", "amounts are integer cents")
+    _correction(repo, 1, 3, "s-one", *cents)
+    _correction(
+        repo, 2, 3, "s-one", "Ledger amounts are stored as cents", "amounts are float euros", cents[2]
+    )
+    # the same file, another day, another mistake: shares the file, not the mistake
+    _correction(
+        repo, 4, 5, "s-zero", "Ledger rows are never deleted", "old rows get purged", "rows are archived"
+    )
     run_cli(repo, "reindex")
     kinds = {s["kind"] for s in json.loads(run_cli(repo, "suggest", "--json").stdout)}
-    assert "corrections" in kinds and "hypothesis" not in kinds  # one occasion: not recurring
-    _correction(repo, 3, 9, "s-two")
+    assert "corrections" in kinds and "hypothesis" not in kinds  # one occasion per mistake: not recurring
+    _correction(repo, 3, 9, "s-two", "Ledger amounts are cents, not floats", "amounts are floats", cents[2])
     run_cli(repo, "reindex")
     before = sorted(p.name for p in (repo / ".ccmemory").rglob("*.md"))
     items = json.loads(run_cli(repo, "suggest", "--json").stdout)
     hyp = next(s for s in items if s["kind"] == "hypothesis")
-    assert len(hyp["evidence"]) == 3 and "2 occasions" in hyp["why"]
+    assert len(hyp["evidence"]) == 3 and "corrected 3 times on 2 occasions" in hyp["why"]
+    assert [s["kind"] for s in items].count("hypothesis") == 1  # the purge correction is not in it
     proposed = hyp["proposes"]
     assert proposed["type"] == "hypothesis" and proposed["fields"]["status"] == "open"
     assert "src/ledger.py" in proposed["fields"]["statement"] and proposed["fields"]["prediction"]
