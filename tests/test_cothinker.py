@@ -67,8 +67,12 @@ def test_check_validates_the_fields_and_a_status_its_evidence_does_not_bear_out(
         "---\ntype: knowledge_gap\ntitle: Does the CDN cache 404s\nquestion: does the CDN cache 404s?\n"
         "would_close: a curl against staging\n---\n",
     )
+    _write(
+        repo, "hypotheses/title-only.md", "---\ntype: hypothesis\ntitle: Cold starts come from imports\n---\n"
+    )
     found = _check(run_cli, repo)
     by_file = {(f["path"].split("/")[-1], f["level"]): f for f in found}
+    assert not [f for f in found if f["path"].endswith("title-only.md")]  # the title is the statement
     bad = by_file[("bad-status.md", "error")]
     assert bad["line"] == 5 and "status 'proven' is not one of: open, supported, refuted" in bad["message"]
     unsupported = by_file[("no-evidence.md", "warning")]

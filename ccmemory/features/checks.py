@@ -105,8 +105,8 @@ def _cothinker(mems: list[tuple[str, str, Memory]], resolve: Callable[[str], str
     edges: list[tuple[str, str, str]] = []
     for rel, text, m in mems:
         if m.type in COTHINKER_TYPES:
-            for f in m.spec.own:
-                if f.required and not str(m.fields.get(f.name) or "").strip():
+            for f in m.spec.own:  # the field the title stands for (a concept's name) may be left out
+                if f.required and f.name != m.spec.title_from and not str(m.fields.get(f.name) or "").strip():
                     where = key_line(text, f.name) or key_line(text, "type") or 1
                     out.append(Finding(rel, where, "warning", f"no '{f.name}' ({f.description})"))
         for r in m.all_relations():
