@@ -278,6 +278,10 @@ def test_round_trip_through_the_index_mcp_and_site(
         )
         assert unknown["code"] == "invalid_argument" and "proven" in unknown["message"]
         assert not list((repo / ".ccmemory").rglob("*x-is-y*"))
+    digest = run_cli(repo, "context", "--budget", "2000", env=env).stdout
+    tested = digest[digest.index("## Open hypotheses (being tested)") :]
+    assert "Webhook retries arrive out of order — test: Sequence numbers" in tested
+    assert "(supported)" not in tested  # only open ones are being tested
     written = read_memory(repo / refute["path"])
     assert [(r.type, r.target) for r in written.relations if r.type == "REFUTES"] == [("REFUTES", hyp3["id"])]
 
