@@ -49,6 +49,8 @@ def _line(m: IndexedMemory, stale: set[str] | frozenset[str] = frozenset()) -> s
         extra = f" — lesson: {_clip(m.fields['lesson'])}"
     elif m.type == "exception" and m.fields.get("justification"):
         extra = f" — because {_clip(m.fields['justification'])}"
+    elif m.type == "hypothesis" and m.fields.get("prediction"):
+        extra = f" — test: {_clip(m.fields['prediction'])}"
     flag = "" if m.status == "curated" else " (developmental)"
     flag += " (may be stale)" if m.id in stale else ""
     flag += f" (from {m.fields['_from']})" if m.fields.get("_from") else ""
@@ -133,6 +135,12 @@ def _digest_sections(svc: Service, task: str | None) -> list[tuple[str, list[Ind
         if m.status == "developmental" or (m.confidence is not None and m.confidence < 0.6)
     ][:6]
     sections.append(("Decisions needing review (developmental or low confidence)", review))
+    from ccmemory.features.cothinker import status_of
+
+    tracked = svc.view.query(svc.filters(types=["hypothesis"]), limit=20)  # the seed's "being tracked"
+    sections.append(
+        ("Open hypotheses (being tested)", [m for m in tracked if status_of(m.fields) == "open"][:5])
+    )
     return sections
 
 

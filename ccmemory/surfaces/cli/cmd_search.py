@@ -296,9 +296,9 @@ def trace_cmd(ref: str, direction: str, depth: int, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def context_cmd(budget: int | None, task: str | None, explain: bool, as_json: bool) -> None:
     """Print the session-start digest: what is open on this branch, memories about files changed
-    recently, project rules, gotchas and exceptions, recent decisions, failed approaches and
-    decisions needing review, one line each, within a token budget. Memories a prompt or a file
-    needs are added during the session by recall (`ccmemory recall`)."""
+    recently, project rules, gotchas and exceptions, recent decisions, failed approaches,
+    decisions needing review and open hypotheses, one line each, within a token budget. Memories
+    a prompt or a file needs are added during the session by recall (`ccmemory recall`)."""
     with service() as svc:
         ctx = context_for(svc, budget, task=task)
         if as_json:
