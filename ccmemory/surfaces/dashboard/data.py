@@ -21,6 +21,7 @@ from ccmemory.app.service import Service
 from ccmemory.core import telemetry
 from ccmemory.index.base import Edge, IndexedMemory
 from ccmemory.surfaces.dashboard import metrics as mx
+from ccmemory.surfaces.dashboard import seed
 
 REFRESH_SECONDS = 30.0
 MEMBERS = 50  # members listed per pattern (the size says how many there are)
@@ -132,19 +133,14 @@ class Dash:
 
     # --- metrics ---------------------------------------------------------------------------------
     def inputs(self) -> mx.Inputs:
+        from ccmemory.surfaces.dashboard import gather
+
         snap = self.snapshot()
         if self._reexplain is None or self._reexplain[0] is not snap:
             flags, problem, new = mx.reexplained_flags(self.svc, snap, self.store.derived("reexplained"))
             self.store.set_derived("reexplained", new)  # only embedded once per memory version
             self._reexplain = (snap, flags, problem)
-        return mx.Inputs(
-            snap,
-            self.store.events(["surfaced", "retrieved", "searched"]),
-            self.store.sessions(),
-            self._reexplain[1],
-            self._reexplain[2],
-            self.store.config.enabled,
-        )
+        return gather.inputs(self.svc, self.store, snap, (self._reexplain[1], self._reexplain[2]))
 
     def warm(self) -> None:
         """Compute the overview once (loads the embedder) so the first page view is quick."""
@@ -168,6 +164,8 @@ class Dash:
                 "stats": stats,
                 "superseded": len(snap.superseded),
                 "metrics": mx.compute(inp),
+                "seed_metrics": seed.compute(inp),
+                "hours_saved": seed.hours_saved(inp, self.svc.config.raw),
                 "weekly": mx.weekly(inp),
                 "telemetry": {
                     "enabled": self.store.config.enabled,
