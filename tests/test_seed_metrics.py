@@ -178,3 +178,49 @@ def test_hours_saved_needs_valid_assumptions_in_config(bare: Path) -> None:
     h = json.loads(cli(bare, "stats", "--json", env=ENV).stdout)["hours_saved"]
     assert h["shown"] and h["hours"] == pytest.approx(0.5) and "value" not in h  # 3 * 10 / 60
     git(bare, "status")  # the repository is untouched by the metrics (only .ccmemory/local/ caches)
+
+
+# --- the dashboard: the same figures, refreshed live in a real browser ----------------------------
+
+
+@pytest.mark.browser
+def test_dashboard_shows_seed_metrics_and_refreshes_in_place(tmp_path: Path) -> None:
+    from tests import site_cdp
+    from tests.dashboard_util import Running
+
+    root = tmp_path / "repo"
+    ids = build(root)
+    (root / ".ccmemory" / "config.yaml").write_text(CONFIG, encoding="utf-8")
+    running = Running(root)
+    running.dash.poll_seconds = 1  # the page polls every second here (30 s by default)
+    try:
+        with site_cdp.open_browser(1000, 500) as b:
+            b.goto(running.server.url)
+            b.wait_for("document.readyState === 'complete'")
+            row = "document.querySelector('#seed-decision_evolution_rate .mval').textContent"
+            assert b.eval(row) == "0.25"  # 1 decision->decision SUPERSEDES / 4 decisions
+            assert "36.00 USD" in b.eval("document.getElementById('hours-saved').textContent")
+            # the reader scrolls to the weekly charts, below every figure that will change
+            top = "document.querySelector('section.charts h2').getBoundingClientRect().top"
+            b.eval("document.querySelector('section.charts h2').scrollIntoView(); window.__kept = 1")
+            before = b.eval(top)
+            assert b.eval("window.scrollY") > 0
+            # a fifth decision that supersedes d2: the seed's evolution rate is now 2 / 5
+            add_memory(root, "Use PostgreSQL 17", "decision", supersedes=[ids["d2"]], author=ALICE)
+            b.wait_for("document.getElementById('stat-memories').textContent === '9'", timeout=30)
+            b.wait_for(f"{row} === '0.40'", timeout=30)
+            assert b.eval("window.__kept") == 1  # the same page: no reload
+            assert abs(b.eval(top) - before) <= 1  # and the reader's place is kept (what was in view)
+            assert b.eval("document.getElementById('live-status').textContent").startswith("updated")
+    finally:
+        running.close()
+
+
+def test_quarter_report_carries_the_seed_metrics_and_hours_saved(vault: Path) -> None:
+    r = json.loads(cli(vault, "report", "--period", "quarter", "--format", "json", env=ENV).stdout)
+    assert r["period"] == "quarter"
+    assert r["seed_metrics"]["decision_evolution_rate"]["now"] == "0.25"
+    assert r["seed_metrics"]["graph_density"]["then"] == "not enough data"  # 91 days ago: no memories
+    assert r["hours_saved"]["hours"] == pytest.approx(0.3)  # all 3 avoided re-explanations are recent
+    md = cli(vault, "report", "--period", "quarter", "--format", "markdown", env=ENV).stdout
+    assert "| Rule Exception Rate | 0.50 |" in md and "120 USD/h (assumed, config)" in md

@@ -24,6 +24,7 @@ from ccmemory.surfaces.dashboard import metrics as mx
 from ccmemory.surfaces.dashboard import seed
 
 REFRESH_SECONDS = 30.0
+POLL_SECONDS = 30.0  # the overview page re-reads /api/overview this often (the seed's 30 s)
 MEMBERS = 50  # members listed per pattern (the size says how many there are)
 GRAPH_MAX = 5000  # nodes the graph page draws at most (canvas, no DOM per node)
 
@@ -87,6 +88,7 @@ class Dash:
         self.root: Path = svc.vault.root
         self.store = telemetry.open_store(svc.vault.dir, svc.config.raw)
         self.refresh_seconds = refresh_seconds
+        self.poll_seconds = POLL_SECONDS
         self.lock = threading.RLock()
         self._refreshed = 0.0
         self._snap: mx.Snapshot | None = None

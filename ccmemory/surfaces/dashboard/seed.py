@@ -369,10 +369,11 @@ def reexplanations_avoided(inp: mx.Inputs, lo: str = "", hi: str = "9999") -> in
 def hours_saved(inp: mx.Inputs, raw_config: dict[str, Any], lo: str = "", hi: str = "9999") -> dict[str, Any]:
     """Hours (and money) saved, only with the configured assumptions, which are returned with it."""
     conf, why = assumptions(raw_config)
-    if conf is None:
-        return {"shown": False, "why": why, "enable": ENABLE}
-    if not inp.telemetry_enabled:
-        return {"shown": False, "why": "telemetry is off", "enable": "turn telemetry on"}
+    if conf is None or not inp.telemetry_enabled:
+        off: dict[str, Any] = {"shown": False, "why": why or "telemetry is off", "enable": ENABLE}
+        if conf is not None:
+            off["enable"] = "turn telemetry on (telemetry.enabled in .ccmemory/config.yaml)"
+        return off | {"display": describe(off)}
     avoided = reexplanations_avoided(inp, lo, hi)
     hours = avoided * conf["minutes_per_reexplanation"] / 60
     out: dict[str, Any] = {
