@@ -211,6 +211,11 @@ def test_dashboard_shows_seed_metrics_and_refreshes_in_place(tmp_path: Path) -> 
             b.wait_for(f"{row} === '0.40'", timeout=30)
             assert b.eval("window.__kept") == 1  # the same page: no reload
             assert abs(b.eval(top) - before) <= 1  # and the reader's place is kept (what was in view)
+            # a new session record repeating s3's explanation: 2 duplicates in 5 context events
+            rec = {"schema": 1, "id": "s4", "start": iso(datetime.now(UTC)), "end": iso(datetime.now(UTC)),
+                   "prompts": ["Keep in mind the deploy runs on Fridays only."]}  # fmt: skip
+            (root / ".ccmemory/local/sessions/s4.json").write_text(json.dumps(rec), encoding="utf-8")
+            b.wait_for("document.querySelector('#seed-re_explanation_rate .mval').textContent === '0.40'")
             assert b.eval("document.getElementById('live-status').textContent").startswith("updated")
     finally:
         running.close()

@@ -95,6 +95,7 @@ class Dash:
         self._cache: dict[str, tuple[Any, Any]] = {}
         self._reexplain: tuple[Any, dict[str, bool] | None, str | None] | None = None
         self._findings: tuple[Any, list[dict[str, Any]]] | None = None
+        self._prompts: tuple[int, Any] | None = None  # (sessions folder stamp, the seed's prompt flags)
 
     @property
     def project(self) -> str:
@@ -125,7 +126,10 @@ class Dash:
 
     def cached(self, key: str, build: Any) -> Any:
         snap = self.snapshot()
-        stamp = (id(snap), self.store.stamp(), len(self.store.dismissed()))
+        from ccmemory.surfaces.dashboard.gather import sessions_stamp
+
+        # a new session record changes the seed's re-explanation rate
+        stamp = (id(snap), self.store.stamp(), len(self.store.dismissed()), sessions_stamp(self.svc))
         hit = self._cache.get(key)
         if hit is not None and hit[0] == stamp:
             return hit[1]
@@ -142,7 +146,12 @@ class Dash:
             flags, problem, new = mx.reexplained_flags(self.svc, snap, self.store.derived("reexplained"))
             self.store.set_derived("reexplained", new)  # only embedded once per memory version
             self._reexplain = (snap, flags, problem)
-        return gather.inputs(self.svc, self.store, snap, (self._reexplain[1], self._reexplain[2]))
+        stamp = gather.sessions_stamp(self.svc)
+        if self._prompts is None or self._prompts[0] != stamp:
+            self._prompts = (stamp, gather.prompt_flags(self.svc))
+        return gather.inputs(
+            self.svc, self.store, snap, (self._reexplain[1], self._reexplain[2]), self._prompts[1]
+        )
 
     def warm(self) -> None:
         """Compute the overview once (loads the embedder) so the first page view is quick."""

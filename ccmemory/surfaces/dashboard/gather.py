@@ -20,18 +20,39 @@ if TYPE_CHECKING:
 EVENT_KINDS = ["surfaced", "retrieved", "searched", "recalled", "cited"]
 
 
+Flags = tuple[Any, str | None]  # (per-item flags or None, why None)
+
+
+def sessions_stamp(svc: Service) -> int:
+    """Changes when a session record is written or removed: records are written by an atomic rename
+    into the folder, which changes the folder's mtime (for the caller's cache of prompt flags)."""
+    from ccmemory.features.sessions.store import sessions_dir
+
+    try:
+        return sessions_dir(svc.vault.root).stat().st_mtime_ns
+    except OSError:
+        return 0
+
+
+def prompt_flags(svc: Service) -> Flags:
+    """The seed's re-explanation input: (session start, duplicate?) per context event."""
+    return seed.duplicate_flags(svc, seed.context_events(svc.vault.root))
+
+
 def inputs(
     svc: Service,
     store: Store,
     snap: mx.Snapshot,
-    reexplained: tuple[dict[str, bool] | None, str | None] | None = None,
+    reexplained: Flags | None = None,
+    prompts: Flags | None = None,
 ) -> mx.Inputs:
-    """Everything the metrics read; `reexplained` is a cached (flags, problem) when the caller has one."""
+    """Everything the metrics read; `reexplained` and `prompts` are cached (flags, problem) pairs
+    when the caller keeps them."""
     if reexplained is None:
         flags, problem, new = mx.reexplained_flags(svc, snap, store.derived("reexplained"))
         store.set_derived("reexplained", new)  # only embedded once per memory version
         reexplained = (flags, problem)
-    prompt_flags, prompt_problem = seed.duplicate_flags(svc, seed.context_events(svc.vault.root))
+    prompt_flags_, prompt_problem = prompts if prompts is not None else prompt_flags(svc)
     return mx.Inputs(
         snap,
         store.events(EVENT_KINDS),
@@ -39,7 +60,7 @@ def inputs(
         reexplained[0],
         reexplained[1],
         store.config.enabled,
-        prompt_flags=prompt_flags,
+        prompt_flags=prompt_flags_,
         prompt_problem=prompt_problem,
         user=svc.config.user_id,
     )
