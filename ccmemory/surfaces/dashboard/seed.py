@@ -30,7 +30,7 @@ DRR_WINDOW_DAYS = 30  # TELEMETRY.md's DRR query: decisions of the last 30 days 
 PRECEDENT = ("CITES", "SUPERSEDES", "DEPENDS_ON")  # the seed's CITES|SUPERSEDES|BASED_ON
 EXPLANATION_SIGNALS = frozenset({"correction", "preference", "context"})
 REUSE_KINDS = ("surfaced", "recalled", "retrieved")  # a memory put in front of Claude
-VECTOR_CACHE = "seed-prompt-vectors.json"  # in .ccmemory/local/
+VECTOR_CACHE = "seed-prompt-vectors.npz"  # in .ccmemory/local/
 
 
 @dataclass(frozen=True)
@@ -185,28 +185,35 @@ def duplicate_flags(
 
 
 def _vectors(path: Path, emb: Any, texts: list[str]) -> Any:
-    import base64
-    import json
+    """One row per text: cached vectors (an .npz of keys and float32 rows, by content hash and
+    embedder name), the missing ones embedded now and the cache rewritten with exactly these."""
+    import io
 
     import numpy as np
 
     from ccmemory.core.atomic import atomic_write
-    from ccmemory.retrieval.embed import content_hash, vector_to_bytes
+    from ccmemory.retrieval.embed import content_hash
 
+    cache: dict[str, Any] = {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        cache = data["v"] if isinstance(data, dict) and data.get("model") == emb.name else {}
+        with np.load(path, allow_pickle=False) as z:
+            if str(z["model"]) == emb.name:
+                cache = dict(zip(z["keys"].tolist(), z["vectors"], strict=True))
     except (OSError, ValueError, KeyError):
-        cache = {}
+        pass
     keys = [content_hash(t) for t in texts]
     missing = sorted({t for t, k in zip(texts, keys, strict=True) if k not in cache})
     if missing:
         for t, vec in zip(missing, emb.embed(missing, "document"), strict=True):
-            cache[content_hash(t)] = base64.b64encode(vector_to_bytes(vec)).decode("ascii")
-    used = {k: cache[k] for k in keys}
-    if missing or len(used) != len(cache):
-        atomic_write(path, json.dumps({"model": emb.name, "v": used}).encode("utf-8"), overwrite=True)
-    return np.stack([np.frombuffer(base64.b64decode(used[k]), dtype="<f4") for k in keys])
+            cache[content_hash(t)] = np.asarray(vec, dtype=np.float32)
+    unique = sorted(set(keys))
+    if missing or len(unique) != len(cache):
+        buf = io.BytesIO()
+        np.savez(
+            buf, model=np.array(emb.name), keys=np.array(unique), vectors=np.stack([cache[k] for k in unique])
+        )
+        atomic_write(path, buf.getvalue(), overwrite=True)
+    return np.stack([cache[k] for k in keys])
 
 
 # --- the metrics ---------------------------------------------------------------------------------
