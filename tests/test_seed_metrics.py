@@ -113,6 +113,9 @@ NOT_MEASURABLE = [
     "onboarding_acceleration",
     "tribal_knowledge_capture_rate",
     "loop_efficiency",
+    "bridge_validation_rate",
+    "hypothesis_usefulness",
+    "active_research_value",
 ]
 
 

@@ -132,6 +132,25 @@ DEFINITIONS: dict[str, Definition] = {
         unmeasurable="needs every AI action (tool call) per session; the session records keep distinct "
         "files and commands, not each tool call",
     ),
+    "bridge_validation_rate": Definition(
+        "Bridge validation rate",
+        "proposed bridges (links between memories and reference knowledge) validated ÷ proposed",
+        "doc/PROJECT_VISION.md (Success Metrics (Revised), secondary)",
+        unmeasurable="no bridges between memories and reference sections are proposed or recorded",
+    ),
+    "hypothesis_usefulness": Definition(
+        "Hypothesis usefulness",
+        "hypotheses tested (supported or refuted) within 30 days ÷ hypotheses proposed",
+        "doc/PROJECT_VISION.md (Success Metrics (Revised), tertiary)",
+        unmeasurable="hypotheses are not a memory type this metric can read yet: nothing records "
+        "when one was proposed, tested, supported or refuted",
+    ),
+    "active_research_value": Definition(
+        "Active research value",
+        "knowledge gaps identified → searched → used; useful research findings per week",
+        "doc/PROJECT_VISION.md (Success Metrics (Revised), cross-domain)",
+        unmeasurable="knowledge gaps and research (web searches and what came of them) are not recorded",
+    ),
 }
 
 
