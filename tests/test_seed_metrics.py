@@ -180,7 +180,14 @@ def test_hours_saved_needs_valid_assumptions_in_config(bare: Path) -> None:
     cfg.write_text("metrics:\n  minutes_per_reexplanation: 10\n", encoding="utf-8")  # no hourly rate
     h = json.loads(cli(bare, "stats", "--json", env=ENV).stdout)["hours_saved"]
     assert h["shown"] and h["hours"] == pytest.approx(0.5) and "value" not in h  # 3 * 10 / 60
-    git(bare, "status")  # the repository is untouched by the metrics (only .ccmemory/local/ caches)
+    off = json.loads(cli(bare, "stats", "--json", env={**ENV, "CCMEMORY_TELEMETRY": "0"}).stdout)
+    assert not off["hours_saved"]["shown"] and off["hours_saved"]["why"] == "telemetry is off"
+    assert off["seed_metrics"]["context_injection_rate"]["why"] == "telemetry is off"
+    assert off["seed_metrics"]["graph_density"]["value"] == pytest.approx(0.375)  # the files still count
+    # the metrics wrote nothing the repository sees (their caches are in the git-ignored local/):
+    # only the test's own config.yaml edit and the uncommitted d4
+    changed = sorted(line[3:].split("/")[-1] for line in git(bare, "status", "--porcelain").splitlines())
+    assert len(changed) == 2 and "log-as-json-lines" in changed[0] and changed[1] == "config.yaml"
 
 
 # --- the dashboard: the same figures, refreshed live in a real browser ----------------------------
