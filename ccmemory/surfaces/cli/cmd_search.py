@@ -337,8 +337,13 @@ def _recall_line(svc: Any) -> str:
 
 @click.command("stats")
 @click.option("--json", "as_json", is_flag=True)
-def stats_cmd(as_json: bool) -> None:
-    """Counts by type and status, relations and invalid files."""
+@click.option(
+    "--counts-only", is_flag=True, help="Only the counts: skip the metrics (they read telemetry and embed)."
+)
+def stats_cmd(as_json: bool, counts_only: bool) -> None:
+    """Counts by type and status, relations and invalid files; then the metrics: ours and the seed's
+    definitions side by side, each with its formula, and hours saved when config.yaml states the
+    assumptions (docs/dashboard.md)."""
     with service() as svc:
         data = svc.view.stats()
         data["project"] = svc.project
@@ -347,6 +352,10 @@ def stats_cmd(as_json: bool) -> None:
         ref = counts(svc)
         if ref.get("files"):
             data["reference"] = ref
+        if not counts_only:
+            from ccmemory.surfaces.dashboard import gather
+
+            data.update(gather.all_metrics(svc))
         if as_json:
             emit_json(data)
             return
@@ -359,3 +368,8 @@ def stats_cmd(as_json: bool) -> None:
         click.echo(f"  invalid files    {data['invalid_files']}")
         if ref.get("files"):
             click.echo(f"  reference        {ref['files']} files, {ref['sections']} sections")
+        if not counts_only:
+            from ccmemory.surfaces.dashboard import gather
+
+            for line in gather.render(data):
+                click.echo(line)
