@@ -75,6 +75,14 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--events", nargs="+", default=list(EVENTS))
     ap.add_argument("--out", type=Path)
+    ap.add_argument(
+        "--drop",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="a file under the vault deleted before every hook run (e.g. .ccmemory/local/"
+        "staleness-cache.json: every SessionStart then pays the history walk, as after a new commit)",
+    )
     args = ap.parse_args()
     venv_bin = str(Path(sys.executable).parent)
     envs = {}
@@ -98,6 +106,8 @@ def main() -> None:
             loads.append(os.getloadavg()[0])
             for label, env in envs.items():
                 for ev in args.events:
+                    for rel in args.drop:
+                        (root / rel).unlink(missing_ok=True)
                     ms, size = run_hook(ev, root, i, env)
                     times[(label, ev)].append(ms)
                     out_bytes[(label, ev)] = size
