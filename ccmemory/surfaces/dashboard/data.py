@@ -244,8 +244,25 @@ class Dash:
         out["stale"] = keep(data["stale"], "stale")
         out["findings"] = keep(data["findings"], "finding")
         out["open_questions"] = keep(data["open_questions"], "question")
+        out["developmental"] = {
+            **data["developmental"],
+            "by_branch": {  # every one (not cut at `limit`), each with its dismissal key
+                b: [{**m, "key": f"capture:{m['id']}"} for m in ms if f"capture:{m['id']}" not in dismissed]
+                for b, ms in data["developmental"]["by_branch"].items()
+            },
+        }
         out["dismissed"] = len(dismissed)
+        out["precision"] = self._precision(dismissed)
         return out
+
+    def _precision(self, dismissed: set[str]) -> dict[str, Any]:
+        """The false-positive rate of automatic capture per type beside its threshold
+        (ccmemory.features.capture.precision)."""
+        from ccmemory.features.capture import settings as capture_settings
+        from ccmemory.features.capture.precision import rates
+
+        floors = capture_settings.load(self.root).min_confidence
+        return rates(self.snapshot().mems, dismissed, floors)
 
     def _findings_for(self, dev: list[IndexedMemory]) -> list[dict[str, Any]]:
         """`_check_findings`, recomputed only when main moved or a developmental memory changed:
