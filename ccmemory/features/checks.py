@@ -29,6 +29,7 @@ def check_vault(vault: Vault) -> list[Finding]:
     ids: dict[str, str] = {}
     paths: dict[str, str] = {}  # rel -> id, to resolve targets written as a path or prefix
     targets: list[tuple[str, int, str]] = []
+    memories: list[tuple[str, Memory]] = []  # for the reference contradictions
     entries, skipped = vault.walk()
     findings += [Finding(s.rel, 1, s.level, s.reason) for s in skipped]
     if os.path.islink(vault.local):  # git ignores `local/` folders, not a symlink named `local`
@@ -43,6 +44,7 @@ def check_vault(vault: Vault) -> list[Finding]:
         m = parsed.memory
         findings += [Finding(rel, key_line(text, w.key) or 1, "warning", w.message) for w in parsed.warnings]
         paths[rel] = m.id
+        memories.append((rel, m))
         findings += _placement(vault, path, rel, text, m, ids)
         targets += _targets(rel, text, m)
     known = target_ids([t for _, _, t in targets if t not in ids], paths)
@@ -52,6 +54,9 @@ def check_vault(vault: Vault) -> list[Finding]:
     from ccmemory.features.reference.check import reference_findings
 
     findings += reference_findings(vault)
+    from ccmemory.features.reference.contradict import findings as contradictions
+
+    findings += contradictions(vault, memories)  # reference sections that contradict a memory
     return sorted(findings, key=lambda f: (f.path, f.line, f.level, f.message))
 
 
