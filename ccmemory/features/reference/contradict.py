@@ -104,27 +104,58 @@ def _field(m: Any, name: str) -> str:
     return value.strip() if isinstance(value, str) else ""
 
 
+@dataclass(frozen=True)
+class _Claims:
+    """What a memory asserts, read once (the rules run once per sentence and candidate)."""
+
+    type: str
+    claim: str  # the title, or a correction's right belief
+    claim_words: frozenset[str]
+    claim_neg: bool
+    wrong_words: frozenset[str]  # a correction's wrong belief
+    wrong_neg: bool
+    away: frozenset[str]  # what the claim turns away from ("instead of X")
+    approach_words: frozenset[str]  # a failed approach's approach
+
+    @classmethod
+    def of(cls, m: Any) -> _Claims:
+        claim = (_field(m, "right_belief") if m.type == "correction" else "") or m.title
+        wrong = _field(m, "wrong_belief") if m.type == "correction" else ""
+        approach = (_field(m, "approach") or m.title) if m.type == "failed_approach" else ""
+        return cls(
+            m.type,
+            claim,
+            frozenset(words(claim)),
+            negated(claim),
+            frozenset(words(wrong)),
+            negated(wrong) if wrong else False,
+            frozenset(rejected(claim) - _FILLER),
+            frozenset(words(approach)),
+        )
+
+
 def rule_for(m: Any, sentence: str, sw: set[str]) -> str | None:
     """The first rule by which `sentence` (its content words `sw`) contradicts memory `m`."""
-    neg = negated(sentence)
-    if m.type == "failed_approach":
-        approach = _field(m, "approach") or m.title
-        if not neg and _contains(words(approach), sw):
+    return _rule(_Claims.of(m), sentence, sw, negated(sentence))
+
+
+def _rule(c: _Claims, sentence: str, sw: set[str], neg: bool) -> str | None:
+    if c.type == "failed_approach":
+        if not neg and _contains(set(c.approach_words), sw):
             return "recommends an approach that failed here"
         return None
-    if m.type == "correction":
-        wrong = _field(m, "wrong_belief")
-        if wrong and negated(wrong) == neg and _contains(words(wrong), sw):
-            return "states the belief this correction says is wrong"
-    claim = (_field(m, "right_belief") if m.type == "correction" else "") or m.title
-    phrase = opposition(claim, sentence)
-    if phrase:
-        return f"one says to do '{phrase}', the other not to"
-    if negated(claim) != neg and _contains(words(claim), sw):
-        return "the same subject with the opposite stance"
-    away = rejected(claim) - _FILLER
-    if away and not neg and _contains(away, sw, MIN_TURNED) and away <= sw:
-        return f"recommends what the memory turns away from ({', '.join(sorted(away))})"
+    if c.wrong_words and c.wrong_neg == neg and _contains(set(c.wrong_words), sw):
+        return "states the belief this correction says is wrong"
+    if c.claim_neg != neg:  # "use X" / "don't X": one of the two is negated
+        # the negated one's phrase is all of its words and begins the other: one word set
+        # holds the other (a cheap test before the text comparison)
+        phrase = opposition(c.claim, sentence) if c.claim_words <= sw or sw <= c.claim_words else None
+        if phrase:
+            return f"one says to do '{phrase}', the other not to"
+        if _contains(set(c.claim_words), sw):
+            return "the same subject with the opposite stance"
+    if c.away and not neg and len(c.away) >= MIN_TURNED and c.away <= sw:
+        return f"recommends what the memory turns away from ({', '.join(sorted(c.away))})"
     return None
 
 
@@ -135,10 +166,15 @@ def find(memories: Iterable[tuple[str, Any]], refs: Iterable[Any], texts: dict[s
     mems = [(p, m) for p, m in memories if m.type not in SKIP_TYPES]
     superseded = {s for _, m in mems for s in (getattr(m, "supersedes", None) or [])}
     mems = [(p, m) for p, m in mems if m.id not in superseded]
-    by_word: dict[str, list[int]] = {}  # only memories sharing a word with a sentence are tried
-    for i, (_, m) in enumerate(mems):
-        text = " ".join([m.title, *(_field(m, f) for f in ("approach", "wrong_belief", "right_belief"))])
-        for w in words(text):
+    claims = [_Claims.of(m) for _, m in mems]
+    # Only memories sharing words with a sentence are tried: two or more (every rule but the
+    # opposed one needs them), or one for a memory of at most two content words ("Use Redis").
+    by_word: dict[str, list[int]] = {}
+    short: set[int] = set()
+    for i, c in enumerate(claims):
+        if len(c.claim_words) <= 2:
+            short.add(i)
+        for w in c.claim_words | c.wrong_words | c.approach_words | c.away:
             by_word.setdefault(w, []).append(i)
     out: list[Conflict] = []
     seen: set[tuple[str, str, str]] = set()
@@ -147,12 +183,13 @@ def find(memories: Iterable[tuple[str, Any]], refs: Iterable[Any], texts: dict[s
             section = " › ".join(chunk.heading_path) or chunk.anchor
             for sentence in sentences(chunk.text):
                 sw = words(sentence)
-                for i in sorted({i for w in sw for i in by_word.get(w, ())}):
+                neg = negated(sentence)
+                for i in _candidates(sw, by_word, short):
                     path, m = mems[i]
                     key = (rec.path, chunk.id, m.id)
                     if key in seen:
                         continue
-                    why = rule_for(m, sentence, sw)
+                    why = _rule(claims[i], sentence, sw, neg)
                     if why:
                         seen.add(key)
                         line = _line_of(texts.get(rec.path, ""), sentence)
@@ -160,6 +197,14 @@ def find(memories: Iterable[tuple[str, Any]], refs: Iterable[Any], texts: dict[s
                             Conflict(rec.path, line, section, sentence, m.id, path, m.type, m.title, why)
                         )
     return sorted(out, key=lambda c: (c.ref, c.line, c.memory_id))
+
+
+def _candidates(sw: set[str], by_word: dict[str, list[int]], short: set[int]) -> list[int]:
+    from collections import Counter
+    from itertools import chain
+
+    shared = Counter(chain.from_iterable(by_word.get(w, ()) for w in sw))
+    return sorted(i for i, n in shared.items() if n >= 2 or i in short)
 
 
 def _line_of(text: str, sentence: str) -> int:
