@@ -111,9 +111,29 @@ STEERED = [
 ]
 
 
-@pytest.mark.parametrize(("text", "kind"), STEERED[:9])
+# what is easy to get wrong: an approval or a go-ahead that also asks for something is a goal
+MORE = [
+    ("please continue", "continuation"),
+    ("Looks good, continue", "validation"),
+    ("perfect, that works", "validation"),
+    ("ok add tests for the parser", "goal"),
+    ("correct the typo in the README", "goal"),
+    ("good, now fix the failing tests", "goal"),
+    ("yes please do the migration", "goal"),
+    ("Next, add a changelog entry", "goal"),
+    ("no, continue with the other file first", "correction"),
+    ("hmm, that's not what I asked for", "correction"),
+]
+
+
+@pytest.mark.parametrize(("text", "kind"), STEERED[:9] + MORE)
 def test_the_rules_class_each_move(text: str, kind: str) -> None:
     assert A.classify(text, first=text == STEERED[0][0]) == kind
+
+
+def test_a_first_prompt_is_a_goal_unless_it_only_says_go_on() -> None:
+    assert A.classify("no, rewrite the parser with a state machine", first=True) == "goal"
+    assert A.classify("continue", first=True) == "continuation"
 
 
 def test_a_steered_session_through_the_cli(tmp_path: Path, run_cli: RunCli) -> None:

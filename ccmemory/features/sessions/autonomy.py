@@ -58,24 +58,43 @@ _CORRECTION = re.compile(
     r"that'?s\s+not\s+(right|correct|how|what))"
 )
 _VALIDATION = re.compile(
-    r"(?ix)^\W*(thanks|thank\s+you|thx|great|perfect|nice|good(\s+job|\s+work)?|awesome|excellent|"
-    r"lgtm|looks\s+(good|great|right|fine)|(that|it|this)\s+works|works(\s+now)?|all\s+good|"
-    r"well\s+done|exactly|correct|confirmed|tests?\s+pass(es|ed)?|ship\s+it|cool|amazing|"
-    r"(that'?s|this\s+is)\s+(it|right|great|perfect|good|correct))\b[\s!.,]*"
+    r"(?ix)^\W*(thanks|thank\s+you|thx|great(\s+job|\s+work)?|perfect|nice(\s+job|\s+work)?|"
+    r"good(\s+job|\s+work)?|awesome|excellent|lgtm|looks\s+(good|great|right|fine)(\s+to\s+me)?|"
+    r"(that|it|this)\s+works(\s+now)?|works(\s+now)?|all\s+good|well\s+done|exactly|confirmed|"
+    r"tests?\s+pass(es|ed)?|ship\s+it|cool|amazing|(that'?s|this\s+is)\s+(it|right|great|perfect|good))"
+    r"\b[\s!.,]*"
 )
 _CHECK = re.compile(
     r"(?ix)^\W*(so\s+)?(did|does|do|is|are|have)\s+(it|that|this|the\s+tests?|everything|all(\s+the)?"
     r"(\s+tests?)?|we|you)\s+(work\w*|pass\w*|done|finish\w*|green|ok(ay)?|complete\w*|fixed)\b"
 )
 _CONTINUE = re.compile(
-    r"(?ix)^\W*(please\s+)?(continue|go\s+on|keep\s+going|carry\s+on|proceed|go\s+ahead|resume|"
-    r"next|yes|yep|yeah|y|ok(ay)?|sure|do\s+it|go|try\s+again|retry|again|finish(\s+(it|up))?|"
-    r"keep\s+at\s+it|sounds\s+good|please\s+do)\b[\s!.,]*"
+    r"(?ix)^\W*(continue|go\s+on|keep\s+going|carry\s+on|proceed|go\s+ahead|resume|next|yes|yep|"
+    r"yeah|y|ok(ay)?|sure|do\s+it|go|try\s+again|retry|again|finish(\s+(it|up))?|keep\s+at\s+it|"
+    r"sounds\s+good|please\s+do)\b[\s!.,]*"
 )
+_FILLER_WORDS = re.compile(r"(?ix)^\W*(please|pls|then|and|so|now|very\s+much|a\s+lot)\b[\s!.,]*")
 
 
 def _words(text: str) -> int:
     return len(text.split())
+
+
+def _acknowledgement(text: str) -> str | None:
+    """'validation' or 'continuation' when the prompt is nothing but approvals ("looks good,
+    thanks") and go-aheads ("yes, go ahead", "please continue"); None when it says more."""
+    rest, saw_val, saw_cont = text, False, False
+    while rest.strip():
+        m = _VALIDATION.match(rest)
+        if m:
+            saw_val = True
+        else:
+            m = _CONTINUE.match(rest) or _FILLER_WORDS.match(rest)
+            saw_cont = saw_cont or (m is not None and m.re is _CONTINUE)
+        if m is None or not m.group(0):
+            return None
+        rest = rest[m.end() :]
+    return "validation" if saw_val else "continuation" if saw_cont else None
 
 
 def classify(text: str, *, first: bool = False) -> str:
@@ -85,18 +104,14 @@ def classify(text: str, *, first: bool = False) -> str:
     if text.startswith("/"):  # a slash command as the record keeps it: "/name args"
         name = text[1:].split(" ", 1)[0].lower()
         return HOUSEKEEPING if name in HOUSEKEEPING_COMMANDS else "goal"
-    short = _words(text) <= _SHORT
-    cont = _CONTINUE.match(text)
-    if cont and _words(text[cont.end() :]) <= 3 and short:
-        return "continuation"
+    ack = _acknowledgement(text) if _words(text) <= _SHORT else None
     if first:
-        return "goal"
+        return "continuation" if ack == "continuation" else "goal"
     if _CORRECTION.search(text):
         return "correction"
-    val = _VALIDATION.match(text)
-    if val and _words(text[val.end() :]) <= 4:
-        return "validation"
-    if short and _CHECK.match(text):
+    if ack:
+        return ack
+    if _words(text) <= _SHORT and _CHECK.match(text):
         return "validation"
     return "goal"
 
