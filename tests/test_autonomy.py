@@ -310,3 +310,26 @@ def test_the_dashboard_shows_the_score_per_session_and_week(tmp_path: Path, run_
         assert json.loads(body)["autonomy"]["overall"]["validation"] == 1
     finally:
         r.close()
+
+
+def test_the_capture_worker_asks_the_provider_for_the_classes_at_stop(tmp_path: Path) -> None:
+    """Through the hooks and the detached worker (provider 'test'): the record written at Stop
+    carries the provider's classes, and the usage log the call (purpose prompt-classes)."""
+    from tests.capture_helpers import hook_env, run_hook, wait_for_worker
+
+    repo = make_repo(tmp_path)
+    turns = [{"prompt": "add a health endpoint", "edit": "app.py", "bash": ("pytest -q", 1)}]
+    turns.append({"prompt": "it still fails with a 404", "bash": ("pytest -q", 0)})
+    t = write_transcript(tmp_path / "t" / "live.jsonl", "live-auto", turns, cwd=str(repo))
+    env = hook_env()
+    base = {"session_id": "live-auto", "transcript_path": str(t), "cwd": str(repo)}
+    for turn in turns:
+        prompt = {**base, "hook_event_name": "UserPromptSubmit", "prompt": turn["prompt"]}
+        run_hook("UserPromptSubmit", prompt, repo, env)
+    run_hook("Stop", {**base, "hook_event_name": "Stop"}, repo, env)
+    wait_for_worker(repo)
+    rec = json.loads((repo / ".ccmemory/local/sessions/live-auto.json").read_text(encoding="utf-8"))
+    assert rec["autonomy"]["classes"] == ["goal", "correction"]
+    assert rec["autonomy"]["by"] == "llm" and rec["autonomy"]["actions"] == 3
+    usage = (repo / ".ccmemory/local/usage.jsonl").read_text(encoding="utf-8")
+    assert '"purpose":"prompt-classes"' in usage
