@@ -139,3 +139,23 @@ def test_the_review_page_lists_them_and_a_dismissal_hides_one(tmp_path: Path) ->
         assert len(after["reference_conflicts"]) == 4
     finally:
         r.close()
+
+
+def test_a_quoted_sentence_is_redacted(tmp_path: Path) -> None:
+    from ccmemory.app.vaultinit import init_vault
+    from tests.capture_helpers import SECRETS
+
+    root = init_git(tmp_path / "repo")
+    init_vault(root)
+    ref = root / ".ccmemory" / "reference" / "ops.md"
+    ref.parent.mkdir(parents=True)
+    secret = SECRETS["github"]
+    ref.write_text(f"# Ops\n\nDo not store the deploy key in the vault; export {secret} instead.\n")
+    add_memory(root, "Store the deploy key in the vault", "decision")
+    proc = cli(root, "check", check=False)
+    assert (
+        "may contradict decision" in proc.stdout
+        and "the same subject with the opposite stance" in proc.stdout
+    )
+    assert secret not in proc.stdout + proc.stderr
+    assert secret not in cli(root, "check", "--json", check=False).stdout

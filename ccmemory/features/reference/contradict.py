@@ -60,23 +60,28 @@ class Conflict:
     rule: str
 
     def message(self) -> str:
-        return (
+        """The warning's text; the quoted sentence and title are redacted (a check log is a log)."""
+        from ccmemory.core.redact import redact
+
+        return redact(
             f"reference section '{self.section}' may contradict {self.memory_type} "
             f"{self.memory_id[:10]} '{self.memory_title[:80]}' ({self.memory_path}): {self.rule}: "
             f'"{self.sentence[:160]}"'
         )
 
     def as_dict(self) -> dict[str, Any]:
+        from ccmemory.core.redact import redact
+
         return {
             "ref": self.ref,
             "line": self.line,
             "section": self.section,
-            "sentence": self.sentence[:300],
+            "sentence": redact(self.sentence[:300]),
             "memory": {
                 "id": self.memory_id,
                 "path": self.memory_path,
                 "type": self.memory_type,
-                "title": self.memory_title,
+                "title": redact(self.memory_title),
             },
             "rule": self.rule,
         }
