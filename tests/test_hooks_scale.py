@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from ccmemory.core.model import Memory, parse_timestamp
-from ccmemory.features.context import _recent_files
 from ccmemory.features.recall import paths as P
 from ccmemory.features.recall.engine import RECALL_TYPES, file_picks
+from ccmemory.features.recentfiles import recent_files as _recent_files
 from ccmemory.index import sqlite as sqlite_mod
 from ccmemory.index.base import FileRecord, Filters
 from ccmemory.index.sqlite import SQLiteIndex

@@ -199,3 +199,31 @@ def test_stale_threshold_is_configurable(repo: Path) -> None:
     assert "may be stale" in cli(repo, "check").stdout
     cfg.write_text(cfg.read_text().replace("stale_lines: 2", "stale_lines: 3"))
     assert "may be stale" not in cli(repo, "check").stdout
+
+
+def test_staleness_answer_is_kept_per_head_commit(repo: Path, monkeypatch) -> None:
+    from ccmemory.features.lifecycle import staleness
+
+    (repo / "a.py").write_text("a\n")
+    commit_all(repo, "code")
+    mid, _ = add_memory(repo, "About a.py", files=["a.py"])
+    commit_all(repo, "memory")
+    (repo / "a.py").write_text("".join(f"{i}\n" for i in range(60)))
+    commit_all(repo, "big change")
+    mems = [MemoryFiles(mid, _path_of(repo, mid), ("a.py",))]
+    walks: list[int] = []
+    real = staleness._changes_after
+    monkeypatch.setattr(staleness, "_changes_after", lambda *a, **k: walks.append(1) or real(*a, **k))
+    first = compute(repo, mems, threshold=50)
+    assert set(first) == {mid} and first[mid].lines == 61 and len(walks) == 1
+    again = compute(repo, mems, threshold=50)
+    assert again == first and len(walks) == 1  # same HEAD, same memories: no walk
+    assert compute(repo, mems, threshold=70) == {} and len(walks) == 2  # another threshold (61 < 70)
+    (repo / "b.txt").write_text("b\n")
+    commit_all(repo, "unrelated")  # a new HEAD: walked again (same answer)
+    assert compute(repo, mems, threshold=50) == first and len(walks) == 3
+    cache = repo / ".ccmemory" / "local" / staleness.CACHE_FILE
+    assert cache.is_file()
+    cache.write_text("{not json")  # a damaged file is a miss, then rewritten
+    assert compute(repo, mems, threshold=50) == first and len(walks) == 4
+    assert compute(repo, mems, threshold=50) == first and len(walks) == 4

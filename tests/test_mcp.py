@@ -16,6 +16,7 @@ import pytest
 from tests._mcp_client import SyncClient, make_repo
 
 ALL_TOOLS = {
+    "record",
     "record_decision",
     "record_correction",
     "record_exception",

@@ -40,7 +40,8 @@ def test_full_mode_keeps_every_tool(repo: Path) -> None:
     with SyncClient.stdio(repo, env={"CCMEMORY_MCP_TOOLS": "full"}) as full:
         tools = full.list_tools()
     names = {t.name for t in tools}
-    assert {f"record_{t}" for t in TYPES} <= names and "get_memory" in names and len(names) >= 30
+    assert {f"record_{t}" for t, spec in TYPES.items() if spec.record_tool} <= names
+    assert "record" in names and "get_memory" in names and len(names) >= 30
     (repo / ".ccmemory" / "config.yaml").write_text("mcp: {tools: full}\n")
     try:
         with SyncClient.stdio(repo, env={"CCMEMORY_MCP_TOOLS": ""}) as by_config:

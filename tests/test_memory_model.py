@@ -275,7 +275,13 @@ def test_cli_and_mcp_write_the_same_redacted_memory(client: SyncClient, repo: Pa
 
 def test_every_type_has_a_record_tool_with_its_fields_limits_and_enums(client: SyncClient) -> None:
     tools = {t.name: t for t in client.list_tools()}
+    generic = tools["record"].input_schema["properties"]["type"]["enum"]
+    assert generic == list(TYPES)  # every type through `record`; most also have their own tool
+    assert {n for n, s in TYPES.items() if not s.record_tool} == {"concept", "hypothesis", "knowledge_gap"}
+    assert not {f"record_{n}" for n, s in TYPES.items() if not s.record_tool} & set(tools)
     for name, spec in TYPES.items():
+        if not spec.record_tool:
+            continue
         tool = tools[f"record_{name}"]
         assert spec.summary in (tool.description or "")
         props = tool.input_schema["properties"]
@@ -312,7 +318,7 @@ def test_every_type_has_a_record_tool_with_its_fields_limits_and_enums(client: S
     enums = tools["search"].input_schema["properties"]["types"]["anyOf"][0]["items"]["enum"]
     assert enums == list(TYPES)
     rel = tools["record_fact"].input_schema["$defs"]["RelationIn"]["properties"]["type"]["enum"]
-    assert "SUPERSEDES" not in rel and len(rel) == 6
+    assert "SUPERSEDES" not in rel and len(rel) == 8
 
 
 def test_gotcha_and_pattern_are_recorded(client: SyncClient, repo: Path) -> None:

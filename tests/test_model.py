@@ -14,12 +14,24 @@ BASE = {
 }
 
 
-def test_eleven_types_with_their_folders_and_fields() -> None:
-    assert len(TYPES) == 11
+def test_fourteen_types_with_their_folders_and_fields() -> None:
+    assert len(TYPES) == 14
     assert TYPES["failed_approach"].folder == "failed-approaches"
     assert TYPES["correction"].fields == ("wrong_belief", "right_belief", "severity")
     assert TYPES["reference"].fields == ("uri", "ref_type")
-    assert "SUPERSEDES" in RELATION_TYPES and len(RELATION_TYPES) == 7
+    # the co-thinker types (issue 31), with the seed's fields
+    assert TYPES["concept"].folder == "concepts" and TYPES["concept"].fields == (
+        "name",
+        "definition",
+        "domain",
+    )
+    assert TYPES["hypothesis"].folder == "hypotheses"
+    assert TYPES["hypothesis"].fields == ("statement", "prediction", "status")
+    assert TYPES["hypothesis"].enums["status"] == ("open", "supported", "refuted")
+    assert TYPES["knowledge_gap"].folder == "knowledge-gaps"
+    assert TYPES["knowledge_gap"].fields == ("question", "would_close", "answer")
+    assert "SUPERSEDES" in RELATION_TYPES and len(RELATION_TYPES) == 9
+    assert {"SUPPORTS", "REFUTES"} <= set(RELATION_TYPES)
 
 
 def test_ids_are_ulids_sortable_by_time_and_unique() -> None:
@@ -43,6 +55,10 @@ def test_ids_are_ulids_sortable_by_time_and_unique() -> None:
         ({"confidence": "high"}, "must be a number"),
         ({"relations": [{"type": "LIKES", "target": "X"}]}, "unknown relation type 'LIKES'"),
         ({"relations": [{"type": "CITES"}]}, "has no target"),
+        (
+            {"type": "hypothesis", "status": "proven"},
+            "status 'proven' is not one of: open, supported, refuted",
+        ),
         ({"topics": {"a": 1}}, "'topics' must be a list"),
         ({"source": "guess"}, "unknown source"),
     ],

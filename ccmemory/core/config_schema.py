@@ -151,6 +151,12 @@ SCHEMA: Section = {
         "context": CONTEXT,
     },
     "telemetry": {"enabled": Flag(), "retention_days": Whole(1)},
+    # the assumptions behind "hours saved" and its value (surfaces/dashboard/seed.py); absent: not shown
+    "metrics": {
+        "minutes_per_reexplanation": Number(0, 480),
+        "hourly_rate": Number(0, 100_000),
+        "currency": Text(),
+    },
     "related_to": Anything(),
     "mcp": {"tools": Choice("lean", "full")},
     "reference": {"allow_private_hosts": Flag()},

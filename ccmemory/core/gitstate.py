@@ -34,12 +34,24 @@ def git(root: Path, *args: str, check: bool = True, timeout: float = 30) -> str:
     return proc.stdout
 
 
+#: Work trees this process found to be inside a git repository. Only "yes" is remembered (a
+#: folder can become a repository while a server runs; the reverse needs .git deleted): a
+#: SessionStart asked three times, one git process each.
+_INSIDE: set[str] = set()
+
+
 def is_repo(root: Path) -> bool:
+    key = str(root)
+    if key in _INSIDE:
+        return True
     try:
         out = git(root, "rev-parse", "--is-inside-work-tree", check=False, timeout=10)
     except GitError:
         return False
-    return out.strip() == "true"
+    inside = out.strip() == "true"
+    if inside:
+        _INSIDE.add(key)
+    return inside
 
 
 def main_branch(root: Path, configured: str | None = None) -> str:
@@ -48,23 +60,37 @@ def main_branch(root: Path, configured: str | None = None) -> str:
     A candidate is taken only if such a branch exists (locally or on origin); if none exists yet
     (a repository without commits) the first named candidate is returned.
     """
-    refs = set(
-        git(
-            root, "for-each-ref", "--format=%(refname)", "refs/heads", "refs/remotes/origin", check=False
-        ).split()
+    # one listing gives the branches and where origin's HEAD points (its symref)
+    refs: set[str] = set()
+    origin_head = ""
+    listing = git(
+        root,
+        "for-each-ref",
+        "--format=%(refname) %(symref)",
+        "refs/heads",
+        "refs/remotes/origin",
+        check=False,
     )
-    candidates: list[str] = []
-    if configured:
-        candidates.append(configured)
+    for line in listing.splitlines():
+        name, _, target = line.partition(" ")
+        refs.add(name)
+        if name == "refs/remotes/origin/HEAD":
+            origin_head = target.strip()
+
+    def exists(name: str) -> bool:
+        return f"refs/heads/{name}" in refs or f"refs/remotes/origin/{name}" in refs
+
+    if configured and exists(configured):  # the usual case: no second git call
+        return configured
+    candidates = [configured] if configured else []
     default = git(root, "config", "--get", "init.defaultBranch", check=False).strip()
     if default:
         candidates.append(default)
-    origin_head = git(root, "symbolic-ref", "--quiet", "refs/remotes/origin/HEAD", check=False).strip()
     if origin_head.startswith("refs/remotes/origin/"):
         candidates.append(origin_head.removeprefix("refs/remotes/origin/"))
     candidates += ["main", "master"]
     for name in candidates:
-        if f"refs/heads/{name}" in refs or f"refs/remotes/origin/{name}" in refs:
+        if exists(name):
             return name
     return candidates[0]
 

@@ -1,6 +1,6 @@
 """Memory types, fields and validation. Pure: no I/O, no heavy imports.
 
-The frontmatter layout and the eleven types are described in docs/file-format.md. Status is
+The frontmatter layout and the fourteen types are described in docs/file-format.md. Status is
 never part of a memory: it is derived from git by the index.
 """
 
@@ -43,6 +43,9 @@ class TypeSpec:
     own: tuple[FieldSpec, ...] = ()  # the type's own fields, in frontmatter order
     summary: str = ""  # what a memory of this type records (the record tool's description)
     title_from: str | None = None  # a field the title defaults to (question: the question)
+    # the full MCP set has a `record_<type>` tool for it; the co-thinker types are recorded with
+    # the generic `record` tool instead (each per-type tool costs ~3.4k characters of tool list)
+    record_tool: bool = True
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -67,6 +70,8 @@ def _prose(name: str, description: str, max_length: int = 5000, min_length: int 
 
 
 _SEVERITY = ("minor", "significant", "critical")
+#: a hypothesis without a status is open; supported/refuted need evidence (SUPPORTS/REFUTES edges)
+HYPOTHESIS_STATUSES = ("open", "supported", "refuted")
 
 TYPES: dict[str, TypeSpec] = {
     t.name: t
@@ -196,6 +201,46 @@ TYPES: dict[str, TypeSpec] = {
             ),
             "Record a reference: a URL, file or document worth coming back to, and why.",
         ),
+        # the co-thinker types (issue 31): a concept the team uses, a hypothesis under test, and
+        # what is not known yet
+        TypeSpec(
+            "concept",
+            "concepts",
+            (
+                _prose("name", "The concept's name, as the team says it.", 200, 1),
+                _prose("definition", "What it means here, in a sentence or two.", 2000, 1),
+                _prose("domain", "The field it belongs to (e.g. software, billing, security).", 100),
+            ),
+            "Record a concept: a term the team uses, what it means here and its domain.",
+            title_from="name",
+            record_tool=False,
+        ),
+        TypeSpec(
+            "hypothesis",
+            "hypotheses",
+            (
+                _prose("statement", "What is believed to be true but not yet shown.", 2000, 3),
+                _prose("prediction", "A testable prediction: what would be observed if it holds.", 2000),
+                _enum("status", "open (default), supported or refuted.", *HYPOTHESIS_STATUSES),
+            ),
+            "Record a hypothesis with a testable prediction. Evidence links to it with a SUPPORTS or "
+            "REFUTES relation; change its status by superseding it (memory_supersede).",
+            title_from="statement",
+            record_tool=False,
+        ),
+        TypeSpec(
+            "knowledge_gap",
+            "knowledge-gaps",
+            (
+                _prose("question", "What is not known yet.", 2000, 3),
+                _prose("would_close", "What would close the gap: the source, test or observation.", 2000),
+                _prose("answer", "The answer; leave empty while the gap is open."),
+            ),
+            "Record a knowledge gap: what is not known yet and what would close it. Close it by "
+            "superseding it with one that has an answer.",
+            title_from="question",
+            record_tool=False,
+        ),
     )
 }
 FOLDER_TO_TYPE: dict[str, str] = {spec.folder: name for name, spec in TYPES.items()}
@@ -208,6 +253,8 @@ RELATION_TYPES: tuple[str, ...] = (
     "IMPACTS",
     "CITES",
     "RELATES_TO",
+    "SUPPORTS",
+    "REFUTES",
 )
 # Reverse names used when an edge is read from its target's side. Never written to files.
 REVERSE_NAMES: dict[str, str] = {
@@ -218,7 +265,12 @@ REVERSE_NAMES: dict[str, str] = {
     "IMPACTS": "IMPACTED_BY",
     "CITES": "CITED_BY",
     "RELATES_TO": "RELATES_TO",
+    "SUPPORTS": "SUPPORTED_BY",
+    "REFUTES": "REFUTED_BY",
 }
+#: evidence relations: the source memory (an observation: fact, correction, insight, ...) is
+#: evidence for or against the target (a hypothesis, usually). Written on the evidence.
+EVIDENCE_RELATIONS: tuple[str, ...] = ("SUPPORTS", "REFUTES")
 SOURCES: tuple[str, ...] = ("llm", "rules", "explicit", "manual", "import")
 COMMON_FIELDS: tuple[str, ...] = (
     "id",

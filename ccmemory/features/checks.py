@@ -4,6 +4,7 @@ except `--fix` (`fix_file`), which writes a missing `id` and `created` into hand
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,7 +30,7 @@ def check_vault(vault: Vault) -> list[Finding]:
     ids: dict[str, str] = {}
     paths: dict[str, str] = {}  # rel -> id, to resolve targets written as a path or prefix
     targets: list[tuple[str, int, str]] = []
-    memories: list[tuple[str, Memory]] = []  # for the reference contradictions
+    loaded_mems: list[tuple[str, str, Memory]] = []  # (rel, text, memory): the co-thinker checks
     entries, skipped = vault.walk()
     findings += [Finding(s.rel, 1, s.level, s.reason) for s in skipped]
     if os.path.islink(vault.local):  # git ignores `local/` folders, not a symlink named `local`
@@ -44,19 +45,21 @@ def check_vault(vault: Vault) -> list[Finding]:
         m = parsed.memory
         findings += [Finding(rel, key_line(text, w.key) or 1, "warning", w.message) for w in parsed.warnings]
         paths[rel] = m.id
-        memories.append((rel, m))
         findings += _placement(vault, path, rel, text, m, ids)
         targets += _targets(rel, text, m)
+        loaded_mems.append((rel, text, m))
     known = target_ids([t for _, _, t in targets if t not in ids], paths)
     for rel, line, target in targets:
         if target not in ids and target not in known and cited_reference(target) is None:
             findings.append(Finding(rel, line, "warning", f"links to unknown memory id {target}"))
+    findings += _cothinker(loaded_mems, lambda t: t if t in ids else known.get(t))
     from ccmemory.features.reference.check import reference_findings
 
     findings += reference_findings(vault)
     from ccmemory.features.reference.contradict import findings as contradictions
 
-    findings += contradictions(vault, memories)  # reference sections that contradict a memory
+    # reference sections that contradict a memory
+    findings += contradictions(vault, [(rel, m) for rel, _, m in loaded_mems])
     return sorted(findings, key=lambda f: (f.path, f.line, f.level, f.message))
 
 
@@ -94,6 +97,32 @@ def _placement(
         )
     else:
         ids[m.id] = rel
+    return out
+
+
+def _cothinker(mems: list[tuple[str, str, Memory]], resolve: Callable[[str], str | None]) -> list[Finding]:
+    """A co-thinker memory without a required field; a hypothesis whose status its evidence does
+    not bear out (features/cothinker.py)."""
+    from ccmemory.features.cothinker import COTHINKER_TYPES, evidence, status_of, status_problem
+
+    out: list[Finding] = []
+    edges: list[tuple[str, str, str]] = []
+    for rel, text, m in mems:
+        if m.type in COTHINKER_TYPES:
+            for f in m.spec.own:  # the field the title stands for (a concept's name) may be left out
+                if f.required and f.name != m.spec.title_from and not str(m.fields.get(f.name) or "").strip():
+                    where = key_line(text, f.name) or key_line(text, "type") or 1
+                    out.append(Finding(rel, where, "warning", f"no '{f.name}' ({f.description})"))
+        for r in m.all_relations():
+            dst = resolve(r.target)
+            if dst is not None:
+                edges.append((m.id, r.type, dst))
+    hyps = {m.id: (rel, text, m) for rel, text, m in mems if m.type == "hypothesis"}
+    for hid, ev in evidence(hyps, edges).items():
+        rel, text, m = hyps[hid]
+        why = status_problem(status_of(m.fields), ev)
+        if why:
+            out.append(Finding(rel, key_line(text, "status") or 1, "warning", why))
     return out
 
 

@@ -7,9 +7,7 @@ budget is left out, so the output never goes over it.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ccmemory.core.tokens import estimate_tokens
@@ -51,6 +49,8 @@ def _line(m: IndexedMemory, stale: set[str] | frozenset[str] = frozenset()) -> s
         extra = f" — lesson: {_clip(m.fields['lesson'])}"
     elif m.type == "exception" and m.fields.get("justification"):
         extra = f" — because {_clip(m.fields['justification'])}"
+    elif m.type == "hypothesis" and m.fields.get("prediction"):
+        extra = f" — test: {_clip(m.fields['prediction'])}"
     flag = "" if m.status == "curated" else " (developmental)"
     flag += " (may be stale)" if m.id in stale else ""
     flag += f" (from {m.fields['_from']})" if m.fields.get("_from") else ""
@@ -90,75 +90,21 @@ def context_for(svc: Service, budget_tokens: int | None = None, *, task: str | N
     return build_context(svc, budget_tokens or svc.config.context_budget, task=task)
 
 
-def _recent_files(root: Path, commits: int = 20) -> list[str]:
-    """Files changed in the working tree and in the last ``commits`` commits, newest first."""
-    from ccmemory.core import gitstate
-
-    if not gitstate.is_repo(root):
-        return []
-    out: list[str] = []
-    # the vault (.ccmemory/ at the top, dropped below anyway) is left out by git itself: memory
-    # commits list every memory file they touch (a vault added in one commit: 100k names, 0.8 s)
-    outside = ("--", ":/", ":(top,exclude).ccmemory")
-    try:
-        status = _status_outside_vault(root, outside)
-        out += [line[3:].strip() for line in status.splitlines() if len(line) > 3]
-        # the last `commits` commits whatever they touch (a pathspec would pick other commits),
-        # then their files outside the vault, in the same order
-        shas = gitstate.git(root, "log", f"-n{commits}", "--format=%H", check=False, timeout=5).split()
-        log = (
-            gitstate.git(
-                root,
-                "log",
-                "--no-walk=unsorted",
-                "--name-only",
-                "--format=",
-                *shas,
-                *outside,
-                check=False,
-                timeout=5,
-            )
-            if shas
-            else ""
-        )
-        out += [line.strip() for line in log.splitlines() if line.strip()]
-    except Exception:  # git missing or slow: the digest goes on without this section
-        return []
-    return [f for f in dict.fromkeys(out) if not f.startswith(".ccmemory/")][:200]
-
-
-def _status_outside_vault(root: Path, outside: tuple[str, ...]) -> str:
-    """`git status --porcelain --no-renames` of the paths outside the vault. An exclude pathspec
-    does not stop git's walk for untracked files from entering .ccmemory/ (0.1-0.2 s at 100k
-    memories): at the top of the work tree, the tracked changes (`-uno`) come first, then the
-    untracked lines of the top-level entries but the vault, as one status lists them."""
-    from ccmemory.core import gitstate
-    from ccmemory.core.layout import VAULT_DIR
-
-    args = ("status", "--porcelain", "--no-renames")
-    if not (root / ".git").exists():  # a vault below the top: one status of the whole tree
-        return gitstate.git(root, *args, *outside, check=False, timeout=5)
-    tracked = gitstate.git(root, *args, "-uno", *outside, check=False, timeout=5)
-    names = sorted(e.name for e in os.scandir(root) if e.name not in (".git", VAULT_DIR))
-    if not names:
-        return tracked
-    listed = gitstate.git(root, *args, "--", *(f":(top,literal){n}" for n in names), check=False, timeout=5)
-    return tracked + "".join(line + "\n" for line in listed.splitlines() if line.startswith("?? "))
-
-
 def _digest_sections(svc: Service, task: str | None) -> list[tuple[str, list[IndexedMemory]]]:
     """The session-start digest, most useful first (the budget cuts from the end): the task's
     memories, what is open on this branch, memories about files changed recently, the project's
     rules, gotchas and exceptions, then recent decisions, failed approaches and decisions needing
     review. The same memories also reach Claude when a prompt or an edit needs them (recall)."""
     from ccmemory.core import gitstate
+    from ccmemory.features import recentfiles
     from ccmemory.features.recall.engine import file_picks
 
+    root = svc.vault.root
+    recentfiles.prefetch(root)  # git works while the index is queried (SessionStart started it sooner)
     sections: list[tuple[str, list[IndexedMemory]]] = []
     if task:
         hits = svc.search(task, limit=5).hits
         sections.append(("Relevant to the task", [h.memory for h in hits if not h.weak]))
-    root = svc.vault.root
     branch = gitstate.current_branch(root) if gitstate.is_repo(root) else None
     main = svc.config.main_branch or (gitstate.main_branch(root) if branch else None)
     if branch and branch != main:
@@ -166,7 +112,7 @@ def _digest_sections(svc: Service, task: str | None) -> list[tuple[str, list[Ind
             m for m in svc.view.query(svc.filters(status="developmental"), limit=50) if m.branch == branch
         ]
         sections.append((f"Open on this branch ({branch})", mine[:10]))
-    changed = _recent_files(root)
+    changed = recentfiles.take(root)
     if changed:
         picks = file_picks(svc.index, svc.project, changed, limit=8, viewer=svc.viewer)
         mems = [p.memory for p in picks if isinstance(p.memory, IndexedMemory)]  # the index's own
@@ -189,6 +135,12 @@ def _digest_sections(svc: Service, task: str | None) -> list[tuple[str, list[Ind
         if m.status == "developmental" or (m.confidence is not None and m.confidence < 0.6)
     ][:6]
     sections.append(("Decisions needing review (developmental or low confidence)", review))
+    from ccmemory.features.cothinker import status_of
+
+    tracked = svc.view.query(svc.filters(types=["hypothesis"]), limit=20)  # the seed's "being tracked"
+    sections.append(
+        ("Open hypotheses (being tested)", [m for m in tracked if status_of(m.fields) == "open"][:5])
+    )
     return sections
 
 

@@ -13,7 +13,11 @@ The patterns, and what each proposes:
 - **a decision revised again and again** (a supersession chain of 3+): an *insight* naming the
   churn, with the chain, to set a revisit trigger or say what keeps changing it;
 - **a file with many warnings** (3+ gotchas, corrections, exceptions or failed approaches in
-  force name it): an *insight* that the file needs care, listing them.
+  force name it): an *insight* that the file needs care, listing them;
+- **the same mistake corrected again** (corrections on one file or topic that restate one
+  another, by content words, recorded on 2+ different days or in 2+ sessions): a *hypothesis*
+  that what is right about it does not reach Claude when it works on it, with a testable
+  prediction; it cites the corrections as its basis (docs/file-format.md, hypotheses).
 
 Rules only (no LLM): the evidence is exactly the memories listed.
 """
@@ -39,7 +43,7 @@ DISMISS_PREFIX = "suggest:"
 
 @dataclass
 class Suggestion:
-    kind: str  # corrections | exceptions | revisions | file
+    kind: str  # corrections | exceptions | revisions | file | hypothesis
     key: str  # stable id: dismissals and `--accept` name it
     why: str  # one line: the pattern found
     type: str  # the memory type accepting writes
@@ -49,6 +53,7 @@ class Suggestion:
     topics: list[str] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     evidence: list[str] = field(default_factory=list)  # memory ids
+    relation: str = "RELATES_TO"  # how the accepted memory links to its evidence
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -98,6 +103,94 @@ def from_corrections(mems: Sequence[IndexedMemory]) -> list[Suggestion]:
             )
         )
     return out
+
+
+HYPOTHESIS_WINDOW_DAYS = 30
+
+
+def _occasions(group: Sequence[IndexedMemory]) -> int:
+    """On how many occasions a group was recorded: distinct sessions, or days where none is known."""
+    sessions = {m.session for m in group if m.session}
+    days = {str(m.created)[:10] for m in group}
+    return max(len(sessions), len(days))
+
+
+RECUR_SIMILARITY = 0.3  # content-word Jaccard of two corrections that restate one mistake
+
+
+def _correction_text(m: IndexedMemory) -> str:
+    return " ".join(
+        [m.title, str(m.fields.get("wrong_belief") or ""), str(m.fields.get("right_belief") or "")]
+    )
+
+
+def restated_groups(group: Sequence[IndexedMemory]) -> list[list[IndexedMemory]]:
+    """The corrections in `group` that restate one another (pairwise content-word Jaccard >=
+    RECUR_SIMILARITY, joined transitively), each group of 2+ oldest first. Sharing a topic or a
+    file is not enough: on the dev sets those corrections were different mistakes."""
+    from ccmemory.text.overlap import similarity
+
+    parent = list(range(len(group)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    texts = [_correction_text(m) for m in group]
+    for i in range(len(group)):
+        for j in range(i + 1, len(group)):
+            if similarity(texts[i], texts[j]) >= RECUR_SIMILARITY:
+                parent[root(j)] = root(i)
+    comps: dict[int, list[IndexedMemory]] = defaultdict(list)
+    for i, m in enumerate(group):
+        comps[root(i)].append(m)
+    return [sorted(c, key=lambda m: (str(m.created), m.id)) for c in comps.values() if len(c) >= 2]
+
+
+def from_recurring_corrections(mems: Sequence[IndexedMemory]) -> list[Suggestion]:
+    """The same mistake corrected on 2+ occasions (corrections on one file or topic that restate
+    one another): the right rule did not stick. Proposes a hypothesis with a testable prediction."""
+    from ccmemory.features.analysis import correction_hotspots
+
+    out = []
+    seen: set[frozenset[str]] = set()
+    for spot in correction_hotspots(mems, 2):
+        for group in restated_groups(spot["members"]):
+            ids = frozenset(m.id for m in group)
+            times = _occasions(group)
+            if times < 2 or ids in seen:
+                continue
+            seen.add(ids)
+            out.append(_hypothesis(spot["by"], spot["key"], group, times))
+    return out
+
+
+def _hypothesis(by: str, key: str, group: list[IndexedMemory], times: int) -> Suggestion:
+    statement = (
+        f"Claude keeps making the same mistake about {key} because what is right about it is not in "
+        "its context when it works on it"
+    )
+    prediction = (
+        f"Once what is right about {key} is recorded where session context picks it up (a fact or "
+        f"preference on the same {by}), no new correction of this mistake is recorded in the next "
+        f"{HYPOTHESIS_WINDOW_DAYS} days; a new one refutes this."
+    )
+    return Suggestion(
+        "hypothesis",
+        _key("hypothesis", f"{by} {key} " + " ".join(sorted(m.id for m in group))),
+        f"the same mistake about {by} {key} corrected {len(group)} times on {times} occasions",
+        "hypothesis",
+        f"The same correction about {key} recurs because the rule is not in context"[:200],
+        f"The same mistake was corrected on {times} separate occasions (the basis of this hypothesis):\n\n"
+        + _bullets(group, lambda m: str(m.fields.get("right_belief") or "")),
+        fields={"statement": statement[:2000], "prediction": prediction[:2000], "status": "open"},
+        topics=[key] if by == "topic" else [],
+        files=[key] if by == "file" else [],
+        evidence=[m.id for m in group],
+        relation="CITES",
+    )
 
 
 def from_exceptions(mems: Sequence[IndexedMemory]) -> list[Suggestion]:
@@ -199,6 +292,7 @@ def suggestions(svc: Service, *, include_dismissed: bool = False) -> list[Sugges
         *from_exceptions(in_force),
         *from_revisions(mems, edges),
         *from_files(in_force),
+        *from_recurring_corrections(in_force),
     ]
     if include_dismissed:
         return found
@@ -225,6 +319,7 @@ def accept(svc: Service, suggestion: Suggestion) -> Any:
     and remember the suggestion as done. Returns the service's Recorded."""
     from ccmemory.core.model import Relation
 
+    why = ("basis: " if suggestion.relation == "CITES" else "evidence for: ") + suggestion.why
     memory = svc.draft(
         suggestion.type,
         suggestion.title,
@@ -233,9 +328,7 @@ def accept(svc: Service, suggestion: Suggestion) -> Any:
         files=suggestion.files,
         fields=suggestion.fields,
         source="rules",
-        relations=[
-            Relation("RELATES_TO", i, f"evidence for: {suggestion.why}"[:200]) for i in suggestion.evidence
-        ],
+        relations=[Relation(suggestion.relation, i, why[:200]) for i in suggestion.evidence],
     )
     rec = svc.record(memory)
     dismiss(svc, suggestion.key)

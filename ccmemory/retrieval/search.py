@@ -32,6 +32,9 @@ TYPE_WEIGHT: dict[str, float] = {
     "pattern": 1.00,
     "question": 0.95,
     "reference": 0.95,
+    "concept": 0.95,
+    "hypothesis": 0.95,  # not yet shown true: below what is known
+    "knowledge_gap": 0.95,
 }
 STATUS_WEIGHT = {"curated": 1.0, "developmental": 0.9}
 # The fused score is min-max normalised, so the weakest candidate would get 0 and lose its

@@ -280,6 +280,9 @@ def session_start(root: str, payload: dict[str, Any]) -> None:
     settings = settings_mod.load(paths.root)
     if not settings.context_enabled or settings.context_budget_tokens <= 0:
         return
+    from ccmemory.features import recentfiles
+
+    recentfiles.prefetch(paths.root)  # git works while the service is imported and opened
     from ccmemory.app.service import Service
     from ccmemory.core.redact import redact
     from ccmemory.core.vault import Vault

@@ -178,10 +178,14 @@ def _str_list(value: Any, limit: int = 10) -> list[str]:
     return [redact(str(v)).strip()[:200] for v in value if str(v).strip()][:limit]
 
 
+#: proposed by the user or accepted from `ccmemory suggest`, never written by capture on its own
+NOT_CAPTURED = frozenset({"hypothesis"})
+
+
 def to_memory(cand: dict[str, Any], ctx: Context, mid: str, extractor: str) -> Memory | None:
     """A validated, redacted Memory from a candidate dict, or None when unusable."""
     mtype = str(cand.get("type", "")).strip().lower().replace("-", "_").replace(" ", "_")
-    if mtype not in TYPES:
+    if mtype not in TYPES or mtype in NOT_CAPTURED:
         return None
     spec = TYPES[mtype]
     title = redact(str(cand.get("title") or "")).strip().replace("\n", " ")

@@ -12,7 +12,9 @@ committing the memory again (re-confirming it) clears the mark.
 
 Cost: two git processes whatever the number of memories and files: one `git log --topo-order
 --numstat` over `.ccmemory/` plus every listed file (read as a stream and stopped as soon as every
-memory's last commit has been seen), and one `git ls-tree` for existence at HEAD.
+memory's last commit has been seen), and one `git ls-tree` for existence at HEAD; and none of
+them when the answer for this HEAD commit and these memories is in `.ccmemory/local/` (one
+`git rev-parse HEAD` to know).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import subprocess
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ccmemory.core import gitstate
 from ccmemory.core.layout import VAULT_DIR
@@ -150,6 +153,18 @@ def compute(
     specs = specs[:MAX_PATHSPECS]
     if not specs:
         return {}
+    head = gitstate.git(root, "rev-parse", "--verify", "--quiet", "HEAD", check=False).strip()
+    key = _cache_key(head, threshold, mems, specs) if head else None
+    cached = _cache_get(root, key) if key else None
+    if cached is not None:
+        return cached
+    result = _compute(root, mems, specs, threshold)
+    if key:
+        _cache_put(root, key, result)
+    return result
+
+
+def _compute(root: Path, mems: list[MemoryFiles], specs: list[str], threshold: int) -> dict[str, Staleness]:
     after, frozen = _changes_after(root, specs, {m.path for m in mems}, threshold)
     existing = _existing(root, specs)
     # which changed code paths each distinct spec covers, and whether it still exists (once each)
@@ -163,6 +178,85 @@ def compute(
         if st.missing or st.lines >= threshold:
             result[m.id] = st
     return result
+
+
+# --- answers kept per HEAD commit ---------------------------------------------------------------
+# The walk reads HEAD's history only (never the working tree), so for one HEAD commit, one set of
+# memories (id, path, files) and one threshold the answer is always the same: it is kept in
+# .ccmemory/local/ (never committed) and a session started again without a new commit does not
+# walk the history again (~70 ms at 100k memories). A missing, unreadable or odd file is a miss.
+CACHE_FILE = "staleness-cache.json"
+CACHE_ENTRIES = 16
+_CACHE_MAX_BYTES = 4 * 1024 * 1024
+
+
+def _cache_key(head: str, threshold: int, mems: list[MemoryFiles], specs: list[str]) -> str:
+    import hashlib
+    import json
+
+    what = [head, threshold, specs, sorted([m.id, m.path, list(m.files)] for m in mems)]
+    return hashlib.sha256(json.dumps(what).encode("utf-8")).hexdigest()
+
+
+def _cache_path(root: Path) -> Path | None:
+    """The cache file, or None when `local/` is missing or not a real folder (never followed)."""
+    import os
+
+    from ccmemory.core.layout import LOCAL_DIR
+
+    local = root / VAULT_DIR / LOCAL_DIR
+    if os.path.islink(local) or not local.is_dir():
+        return None
+    return local / CACHE_FILE
+
+
+def _cache_read(path: Path) -> list[Any]:
+    import json
+
+    from ccmemory.core.walk import read_regular
+
+    try:
+        data = json.loads(read_regular(path, _CACHE_MAX_BYTES))
+    except (OSError, ValueError):
+        return []
+    return data if isinstance(data, list) else []
+
+
+def _cache_get(root: Path, key: str) -> dict[str, Staleness] | None:
+    path = _cache_path(root)
+    if path is None:
+        return None
+    for entry in _cache_read(path):
+        if isinstance(entry, dict) and entry.get("key") == key and isinstance(entry.get("stale"), list):
+            try:
+                return {d["id"]: Staleness(**d) for d in entry["stale"]}
+            except (TypeError, KeyError):
+                return None
+    return None
+
+
+def _cache_put(root: Path, key: str, result: dict[str, Staleness]) -> None:
+    import contextlib
+    import json
+    import os
+    from dataclasses import asdict
+
+    path = _cache_path(root)
+    if path is None:
+        return
+    entries = [e for e in _cache_read(path) if isinstance(e, dict) and e.get("key") != key]
+    entries = [{"key": key, "stale": [asdict(st) for st in result.values()]}, *entries][:CACHE_ENTRIES]
+    # a private temp file renamed into place (readers see the old or the new list); no fsync: a
+    # cache lost in a crash costs one walk
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(json.dumps(entries).encode("utf-8"))
+        os.replace(tmp, path)
+    except OSError:  # a read-only folder, a full disk: the next session walks again
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
 
 
 _Counts = dict[str, int]

@@ -178,7 +178,8 @@ def new(
     """Write one new memory file and print its path.
 
     TYPE is one of: decision, correction, preference, exception, insight, question,
-    failed_approach, fact, gotcha, pattern, reference. Without --body, $VISUAL/$EDITOR opens
+    failed_approach, fact, gotcha, pattern, reference, concept, hypothesis, knowledge_gap
+    (--field name=value sets a type's own field). Without --body, $VISUAL/$EDITOR opens
     with the type's guidance (as a comment, never stored) when run in a terminal; otherwise the
     body is left empty. --relation and --supersedes targets (id, 4+ character prefix, path or
     slug) must name one existing memory; otherwise nothing is written. Text is redacted

@@ -296,9 +296,9 @@ def trace_cmd(ref: str, direction: str, depth: int, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def context_cmd(budget: int | None, task: str | None, explain: bool, as_json: bool) -> None:
     """Print the session-start digest: what is open on this branch, memories about files changed
-    recently, project rules, gotchas and exceptions, recent decisions, failed approaches and
-    decisions needing review, one line each, within a token budget. Memories a prompt or a file
-    needs are added during the session by recall (`ccmemory recall`)."""
+    recently, project rules, gotchas and exceptions, recent decisions, failed approaches,
+    decisions needing review and open hypotheses, one line each, within a token budget. Memories
+    a prompt or a file needs are added during the session by recall (`ccmemory recall`)."""
     with service() as svc:
         ctx = context_for(svc, budget, task=task)
         if as_json:
@@ -337,8 +337,13 @@ def _recall_line(svc: Any) -> str:
 
 @click.command("stats")
 @click.option("--json", "as_json", is_flag=True)
-def stats_cmd(as_json: bool) -> None:
-    """Counts by type and status, relations and invalid files."""
+@click.option(
+    "--counts-only", is_flag=True, help="Only the counts: skip the metrics (they read telemetry and embed)."
+)
+def stats_cmd(as_json: bool, counts_only: bool) -> None:
+    """Counts by type and status, relations and invalid files; then the metrics: ours and the seed's
+    definitions side by side, each with its formula, and hours saved when config.yaml states the
+    assumptions (docs/dashboard.md)."""
     with service() as svc:
         data = svc.view.stats()
         data["project"] = svc.project
@@ -347,6 +352,10 @@ def stats_cmd(as_json: bool) -> None:
         ref = counts(svc)
         if ref.get("files"):
             data["reference"] = ref
+        if not counts_only:
+            from ccmemory.surfaces.dashboard import gather
+
+            data.update(gather.all_metrics(svc))
         if as_json:
             emit_json(data)
             return
@@ -359,3 +368,8 @@ def stats_cmd(as_json: bool) -> None:
         click.echo(f"  invalid files    {data['invalid_files']}")
         if ref.get("files"):
             click.echo(f"  reference        {ref['files']} files, {ref['sections']} sections")
+        if not counts_only:
+            from ccmemory.surfaces.dashboard import gather
+
+            for line in gather.render(data):
+                click.echo(line)

@@ -15,9 +15,11 @@ from ccmemory.surfaces.cli.common import display_path, emit_json, service
 def suggest_cmd(accept_key: str | None, dismiss_key: str | None, show_all: bool, as_json: bool) -> None:
     """List what the memories suggest, each with the memories that are its evidence.
 
-    Patterns: corrections about one subject (proposes a preference stating the rule), a rule
+    Patterns: corrections about one subject (proposes a fact stating what is right), a rule
     broken again and again (an open question: should it change?), a decision revised three times
-    or more (an insight naming the churn), a file named by three or more warnings (an insight).
+    or more (an insight naming the churn), a file named by three or more warnings (an insight),
+    corrections about one subject on two or more occasions (a hypothesis with a testable
+    prediction, citing the corrections).
     Nothing is written until you --accept a suggestion: its memory is written like any other
     (redacted, validated, related to its evidence) and shows up in `git status` for review.
     --dismiss remembers your choice on this machine (.ccmemory/local/).

@@ -311,7 +311,7 @@ def create_app(dash: Dash, *, token: str, port: int) -> Any:
     def overview_page(req: Request) -> Response:
         data = dash.overview()
         dash.store.visit()
-        return page("overview.html", req, data=data)
+        return page("overview.html", req, data=data, poll=dash.poll_seconds)
 
     def simple(template: str, fn: Callable[[Request], Any]) -> Callable[[Request], Awaitable[Response]]:
         @locked

@@ -21,8 +21,10 @@ from ccmemory.app.service import Service
 from ccmemory.core import telemetry
 from ccmemory.index.base import Edge, IndexedMemory
 from ccmemory.surfaces.dashboard import metrics as mx
+from ccmemory.surfaces.dashboard import seed
 
 REFRESH_SECONDS = 30.0
+POLL_SECONDS = 30.0  # the overview page re-reads /api/overview this often (the seed's 30 s)
 MEMBERS = 50  # members listed per pattern (the size says how many there are)
 GRAPH_MAX = 5000  # nodes the graph page draws at most (canvas, no DOM per node)
 
@@ -86,12 +88,14 @@ class Dash:
         self.root: Path = svc.vault.root
         self.store = telemetry.open_store(svc.vault.dir, svc.config.raw)
         self.refresh_seconds = refresh_seconds
+        self.poll_seconds = POLL_SECONDS
         self.lock = threading.RLock()
         self._refreshed = 0.0
         self._snap: mx.Snapshot | None = None
         self._cache: dict[str, tuple[Any, Any]] = {}
         self._reexplain: tuple[Any, dict[str, bool] | None, str | None] | None = None
         self._findings: tuple[Any, list[dict[str, Any]]] | None = None
+        self._prompts: tuple[int, Any] | None = None  # (sessions folder stamp, the seed's prompt flags)
 
     @property
     def project(self) -> str:
@@ -122,7 +126,10 @@ class Dash:
 
     def cached(self, key: str, build: Any) -> Any:
         snap = self.snapshot()
-        stamp = (id(snap), self.store.stamp(), len(self.store.dismissed()))
+        from ccmemory.surfaces.dashboard.gather import sessions_stamp
+
+        # a new session record changes the seed's re-explanation rate
+        stamp = (id(snap), self.store.stamp(), len(self.store.dismissed()), sessions_stamp(self.svc))
         hit = self._cache.get(key)
         if hit is not None and hit[0] == stamp:
             return hit[1]
@@ -132,18 +139,18 @@ class Dash:
 
     # --- metrics ---------------------------------------------------------------------------------
     def inputs(self) -> mx.Inputs:
+        from ccmemory.surfaces.dashboard import gather
+
         snap = self.snapshot()
         if self._reexplain is None or self._reexplain[0] is not snap:
             flags, problem, new = mx.reexplained_flags(self.svc, snap, self.store.derived("reexplained"))
             self.store.set_derived("reexplained", new)  # only embedded once per memory version
             self._reexplain = (snap, flags, problem)
-        return mx.Inputs(
-            snap,
-            self.store.events(["surfaced", "retrieved", "searched"]),
-            self.store.sessions(),
-            self._reexplain[1],
-            self._reexplain[2],
-            self.store.config.enabled,
+        stamp = gather.sessions_stamp(self.svc)
+        if self._prompts is None or self._prompts[0] != stamp:
+            self._prompts = (stamp, gather.prompt_flags(self.svc))
+        return gather.inputs(
+            self.svc, self.store, snap, (self._reexplain[1], self._reexplain[2]), self._prompts[1]
         )
 
     def warm(self) -> None:
@@ -168,6 +175,8 @@ class Dash:
                 "stats": stats,
                 "superseded": len(snap.superseded),
                 "metrics": mx.compute(inp),
+                "seed_metrics": seed.compute(inp),
+                "hours_saved": seed.hours_saved(inp, self.svc.config.raw),
                 "weekly": mx.weekly(inp),
                 "telemetry": {
                     "enabled": self.store.config.enabled,

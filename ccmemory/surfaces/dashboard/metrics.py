@@ -80,6 +80,10 @@ class Inputs:
     reexplained: dict[str, bool] | None  # correction/preference id -> re-explained; None: no embeddings
     reexplain_problem: str | None = None
     telemetry_enabled: bool = True
+    # the seed's metrics (seed.py): (session start, duplicate?) per context event; None: no embeddings
+    prompt_flags: list[tuple[str, bool]] | None = None
+    prompt_problem: str | None = None
+    user: str | None = None  # the local user id (the seed's knowledge sharing index)
 
 
 def reexplained_flags(

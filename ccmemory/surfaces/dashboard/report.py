@@ -1,4 +1,4 @@
-"""`ccmemory report`: an executive summary of the dashboard's figures for a week or a month.
+"""`ccmemory report`: an executive summary of the dashboard's figures for a week, month or quarter.
 
 The same metrics as the dashboard (dashboard/metrics.py), now and at the start of the period,
 with their trend; what was created; the most reused decisions; hotspots; what waits for review.
@@ -18,6 +18,7 @@ from typing import Any
 
 from ccmemory.core.errors import CcmemoryError
 from ccmemory.surfaces.dashboard import metrics as mx
+from ccmemory.surfaces.dashboard import seed
 from ccmemory.surfaces.dashboard.data import Dash
 
 PERIODS = {"week": 7, "month": 30, "quarter": 91}
@@ -30,6 +31,7 @@ def build(dash: Dash, period: str, now: datetime | None = None) -> dict[str, Any
     inp = dash.inputs()
     snap = inp.snap
     then, current = mx.compute(inp, start), mx.compute(inp, now + timedelta(seconds=1))
+    seed_then, seed_now = seed.compute(inp, start), seed.compute(inp, now + timedelta(seconds=1))
     lo = mx.iso(start)
     created = [m for m in snap.mems if m.created >= lo]
     uses = Counter(
@@ -56,6 +58,19 @@ def build(dash: Dash, period: str, now: datetime | None = None) -> dict[str, Any
             }
             for k in current
         },
+        "seed_metrics": {
+            k: {
+                "name": v["name"],
+                "now": v["display"],
+                "then": seed_then[k]["display"],
+                "trend": _trend(seed_then[k]["value"], v["value"]),
+                "why": v["why"],
+                "formula": v["formula"],
+                "source": v["source"],
+            }
+            for k, v in seed_now.items()
+        },
+        "hours_saved": seed.hours_saved(inp, dash.svc.config.raw, lo, mx.iso(now + timedelta(seconds=1))),
         "created": len(created),
         "created_by_type": dict(Counter(m.type for m in created).most_common()),
         "most_reused_decisions": reused,
@@ -102,6 +117,21 @@ def text(r: dict[str, Any], md: bool = False) -> str:
             for k, v in r["metrics"].items()
         ]
         out.append(f"{li}(cognitive coefficient is a heuristic; formulas in docs/dashboard.md)")
+    out += ["", f"{h2}The seed's metrics, as the seed defines them (now, then, trend)"]
+    if md:
+        out += ["", "| metric | now | then | trend | formula · source |", "|---|---|---|---|---|"]
+        out += [
+            f"| {v['name']} | {v['now']} | {v['then']} | {v['trend']} | {v['formula']} · {v['source']} |"
+            for v in r["seed_metrics"].values()
+        ]
+        out.append("")
+    else:
+        out += [
+            f"{li}{v['name']:38} {v['now']:>16}  (was {v['then']}, {v['trend']})"
+            + (f" ({v['why']})" if v["why"] and v["now"] == "not measurable" else "")
+            for v in r["seed_metrics"].values()
+        ]
+    out.append(f"{li}{seed.describe(r['hours_saved'])}, in the period")
     by_type = ", ".join(f"{n} {t}" for t, n in r["created_by_type"].items()) or "none"
     out += ["", f"{h2}Created", f"{li}{r['created']} memories ({by_type})"]
     out += ["", f"{h2}Most reused decisions (surfaced or retrieved)"]
@@ -125,6 +155,12 @@ def to_html(r: dict[str, Any]) -> str:
         for k, v in r["metrics"].items()
     )
 
+    seed_rows = "".join(
+        f"<tr><td>{e(v['name'])}</td><td>{e(v['now'])}</td><td>{e(v['then'])}</td><td>{e(v['trend'])}</td>"
+        f"<td class=f>{e(v['formula'])}<br>{e(v['source'])}<br>{e(v['why'] or '')}</td></tr>"
+        for v in r["seed_metrics"].values()
+    )
+
     def ul(items: list[str]) -> str:
         return "<ul>" + "".join(f"<li>{e(i)}</li>" for i in items) + "</ul>" if items else "<p>none</p>"
 
@@ -137,6 +173,9 @@ def to_html(r: dict[str, Any]) -> str:
         f"<h1>ccmemory report: {e(r['project'])}</h1><p>Last {e(r['period'])}: {e(r['from'][:10])} to "
         f"{e(r['to'][:10])}</p><h2>Metrics</h2><table><tr><th>metric</th><th>now</th><th>then</th>"
         f"<th>trend</th><th>formula</th></tr>{rows}</table><p>The cognitive coefficient is a heuristic.</p>"
+        "<h2>The seed's metrics, as the seed defines them</h2><table><tr><th>metric</th><th>now</th>"
+        f"<th>then</th><th>trend</th><th>formula · source</th></tr>{seed_rows}</table>"
+        f"<p>{e(seed.describe(r['hours_saved']))}, in the period</p>"
         f"<h2>Created</h2><p>{r['created']} memories</p>"
         "<h2>Most reused decisions</h2>"
         + ul([f"{d['title']} ({d['id']}): {d['uses']}x" for d in r["most_reused_decisions"]])

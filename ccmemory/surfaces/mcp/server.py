@@ -21,7 +21,8 @@ questions, failed approaches, facts, preferences and references, one markdown fi
 .ccmemory/ (git is the source of truth; merged to main = curated, elsewhere = developmental).
 Before changing something, `search` or `query_context` for what was decided and what failed.
 When the user corrects you, decides something, or an approach fails, record it with the matching
-`record_*` tool (it writes a new file for review in the pull request). Results cite id, path and
+`record_*` tool (it writes a new file for review in the pull request); concepts, hypotheses and
+knowledge gaps go through `record`. Results cite id, path and
 ccmemory://memory/<id>; read the full text with `get_memory`. Reference knowledge (concepts,
 cached pages and papers under .ccmemory/reference/) is searched by section with `query_reference`.
 """

@@ -220,6 +220,7 @@ class SiteGenerator:
             {"Topics": "topics/index.md"},
             {"Timeline": "timeline.md"},
             {"Open questions": "questions.md"},
+            {"Hypotheses": "hypotheses.md"},
         ]
         if getattr(self, "_has_reference", False):
             cfg["nav"].append({"Reference": "reference/index.md"})

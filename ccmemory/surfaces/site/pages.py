@@ -36,6 +36,9 @@ TYPE_LABELS: dict[str, str] = {
     "gotcha": "Gotchas",
     "pattern": "Patterns",
     "reference": "References",
+    "concept": "Concepts",
+    "hypothesis": "Hypotheses",
+    "knowledge_gap": "Knowledge gaps",
 }
 RECENT = 15
 REVIEW_CONFIDENCE = 0.6
@@ -118,6 +121,10 @@ class Renderer:
             if e.type == "SUPERSEDES":
                 self.superseded_by[e.dst].append(e.src)
                 self.supersedes[e.src].append(e.dst)
+        from ccmemory.features.cothinker import evidence
+
+        hyps = [m.id for m in data.memories if m.type == "hypothesis"]
+        self.evidence = evidence(hyps, [(e.src, e.type, e.dst) for e in data.edges])
         self.by_path = {m.path: m.id for m in data.memories}
         topics = sorted({t for m in data.memories for t in m.topics})
         self.topic_slug = topic_slugs(topics)
@@ -186,6 +193,22 @@ class Renderer:
     def is_open_question(self, m: IndexedMemory) -> bool:
         return m.type == "question" and not clean(m.fields.get("answer") or "").strip()
 
+    def is_open_gap(self, m: IndexedMemory) -> bool:
+        return m.type == "knowledge_gap" and not clean(m.fields.get("answer") or "").strip()
+
+    def hypothesis_status(self, m: IndexedMemory) -> str:
+        from ccmemory.features.cothinker import status_of
+
+        return status_of(m.fields)
+
+    def evidence_of(self, m: IndexedMemory) -> tuple[list[IndexedMemory], list[IndexedMemory]]:
+        """(supporting, refuting) memories of a hypothesis, earlier versions' evidence included."""
+        ev = self.evidence.get(m.id)
+        if ev is None:
+            return [], []
+        by_id = self.data.by_id
+        return [by_id[i] for i in ev.supports if i in by_id], [by_id[i] for i in ev.refutes if i in by_id]
+
     def needs_review(self, m: IndexedMemory) -> bool:
         return (
             m.type == "decision"
@@ -253,6 +276,13 @@ class Renderer:
             "Open questions",
             "questions.html",
             mems=[m for m in live if self.is_open_question(m)],
+        )
+        pages["hypotheses.md"] = self._page(
+            "hypotheses.md",
+            "Hypotheses and knowledge gaps",
+            "hypotheses.html",
+            hypotheses=[m for m in live if m.type == "hypothesis"],
+            gaps=[m for m in live if self.is_open_gap(m)],
         )
         topic_rows = sorted(self.topic_members.items(), key=lambda kv: (-len(kv[1]), kv[0]))
         pages["topics/index.md"] = self._page("topics/index.md", "Topics", "topics.html", rows=topic_rows)

@@ -53,6 +53,51 @@
     }
   });
 
+  // Live overview: re-read the JSON every data-poll seconds and update the figures in place (text
+  // only, never HTML), so the reader keeps their place: no reload, no scroll jump.
+  var live = document.getElementById("live");
+  if (live) {
+    var every = Math.max(1, parseFloat(live.getAttribute("data-poll")) || 30) * 1000;
+    window.setInterval(function () {
+      fetch(live.getAttribute("data-api"), { credentials: "same-origin" })
+        .then(function (r) { if (!r.ok) throw new Error("HTTP " + r.status); return r.json(); })
+        .then(function (d) { update(d); setText(document.getElementById("live-status"), "updated " + new Date().toLocaleTimeString()); })
+        .catch(function (e) { setText(document.getElementById("live-status"), "update failed: " + e.message); });
+    }, every);
+  }
+
+  function setText(el, text) {
+    if (el && el.textContent !== String(text)) el.textContent = String(text);
+  }
+
+  function setMetric(box, m) {
+    if (!box || !m) return;
+    var val = box.querySelector(".mval");
+    setText(val, m.display);
+    if (val) val.classList.toggle("na", m.value === null);
+    setText(box.querySelector(".why"), m.why || "");
+  }
+
+  function update(d) {
+    setText(document.getElementById("stat-memories"), d.stats.memories);
+    Object.keys(d.stats.by_status).forEach(function (k) { setText(document.getElementById("stat-" + k), d.stats.by_status[k]); });
+    setText(document.getElementById("stat-relations"), d.stats.relations);
+    setText(document.getElementById("stat-invalid"), d.stats.invalid_files);
+    document.querySelectorAll("#by-type td[data-type]").forEach(function (td) {
+      setText(td, d.stats.by_type[td.getAttribute("data-type")] || 0);
+    });
+    Object.keys(d.metrics).forEach(function (k) { setMetric(document.getElementById("metric-" + k), d.metrics[k]); });
+    Object.keys(d.seed_metrics).forEach(function (k) {
+      var row = document.getElementById("seed-" + k);
+      setMetric(row, d.seed_metrics[k]);
+      var ours = row && row.querySelector("td.ours");
+      var key = ours && ours.getAttribute("data-ours");
+      if (key && d.metrics[key]) setText(ours, d.metrics[key].display);
+    });
+    var h = document.getElementById("hours-saved");
+    if (h) { setText(h, d.hours_saved.display); h.classList.toggle("na", !d.hours_saved.shown); }
+  }
+
   function fallback(text) {
     var ta = document.createElement("textarea");
     ta.value = text;

@@ -274,9 +274,16 @@ def suggest(svc: Service, ref_: str | None, *, limit: int) -> dict[str, Any]:
 
 
 def metrics(svc: Service) -> dict[str, Any]:
+    """The index's counts plus the dashboard's metrics: ours, the seed's definitions and hours saved."""
     from ccmemory.features.analysis import metrics as compute
+    from ccmemory.surfaces.dashboard import gather
 
-    return compute(svc)
+    out = compute(svc)
+    out.update(gather.all_metrics(svc))
+    out["not_measured"] = [
+        f"{k}: {m['why']}" for k, m in out["seed_metrics"].items() if m["display"] == "not measurable"
+    ]
+    return out
 
 
 # The tools registered below take these functions' names: they call them through these aliases.
@@ -347,9 +354,10 @@ def register(tool: Tool, server: MCPServer, be: Backend) -> None:
             return suggest(svc, id, limit=limit)
 
     @tool(
-        "Metrics computed from the indexed memories: counts by type/status/source, corrections rate, "
-        "supersession counts and longest chain, relations by type, open questions, confidence, weekly "
-        "capture. Nothing is estimated; what the index cannot measure is listed under not_measured."
+        "Metrics: counts by type/status/source, supersession, relations, open questions, confidence, "
+        "weekly capture; `metrics` (ours) and `seed_metrics` (the seed's definitions, ours beside), each "
+        "with its formula, 'not enough data' or 'not measurable' and why; `hours_saved` only with the "
+        "configured assumptions."
     )
     def get_metrics() -> dict[str, Any]:
         with be.service() as svc:

@@ -17,20 +17,11 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from mcp.server.mcpserver import MCPServer
 from pydantic import Field
 
-from ccmemory.core.model import TYPES
-from ccmemory.surfaces.mcp.common import ToolFailure
 from ccmemory.surfaces.mcp.tools import Tool, graph, record, search
 from ccmemory.surfaces.mcp.tools.params import (
-    Body,
-    Confidence,
-    Files,
     Limit,
     MemoryRef,
-    MemoryType,
     Query,
-    Relations,
-    Supersedes,
-    Title,
     Topics,
     Types,
 )
@@ -39,62 +30,10 @@ if TYPE_CHECKING:
     from ccmemory.surfaces.mcp.backend import Backend
 
 
-def types_table() -> str:
-    """One line per type: its own fields (required ones marked *)."""
-    rows = []
-    for name, spec in TYPES.items():
-        fields = ", ".join(f"{f.name}{'*' if f.min_length > 0 else ''}" for f in spec.own)
-        rows.append(f"{name}: {fields or '-'}")
-    return "; ".join(rows)
-
-
-def check_fields(mtype: str, fields: dict[str, Any] | None) -> None:
-    """Refuse a field the type does not have, naming it and the allowed ones (never its value)."""
-    allowed = sorted(TYPES[mtype].fields)
-    unknown = sorted(k for k in fields or {} if k not in allowed)
-    if unknown:
-        raise ToolFailure(
-            "invalid_argument",
-            f"{', '.join(repr(k) for k in unknown)} not a field of {mtype}",
-            f"fields of {mtype}: {', '.join(allowed) or 'none'}",
-        )
-
-
 def register(tool: Tool, server: MCPServer, be: Backend) -> None:
     del server
 
-    @tool(
-        "Record a memory (writes a reviewable file). type: decision, correction, exception, preference, "
-        "fact, gotcha, failed_approach, insight, question, pattern or reference. fields holds the type's "
-        f"own fields (* = required): {types_table()}.",
-        read_only=False,
-        name="record",
-    )
-    def record_memory(
-        type: MemoryType,
-        title: Title,
-        body: Body = "",
-        fields: Annotated[dict[str, Any] | None, Field(description="The type's own fields.")] = None,
-        topics: Topics = None,
-        files: Files = None,
-        relations: Relations = None,
-        supersedes: Supersedes = None,
-        confidence: Confidence = None,
-    ) -> dict[str, Any]:
-        check_fields(type, fields)
-        with be.service() as svc:
-            return record.record(
-                svc,
-                type,
-                title=title,
-                body=body,
-                topics=topics,
-                files=files,
-                relations=[r.model_dump() for r in relations or []],
-                supersedes=supersedes,
-                confidence=confidence,
-                fields=fields,
-            )
+    record.register_generic(tool, be)
 
     @tool(
         "Search memories (hybrid text + semantic; superseded hidden). Returns ids and snippets; `get` one.",

@@ -76,7 +76,8 @@ MemoryRef = Annotated[
 ]
 Query = Annotated[str, Field(min_length=1, max_length=1000, description="Plain words; no query syntax.")]
 Types = Annotated[
-    list[MemoryType] | None, Field(max_length=11, description="Only these memory types.", default=None)
+    list[MemoryType] | None,
+    Field(max_length=len(TYPES), description="Only these memory types.", default=None),
 ]
 When = Annotated[
     str | None,

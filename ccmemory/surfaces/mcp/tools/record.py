@@ -1,5 +1,5 @@
-"""Recording: the `record_*` tools (one per memory type, generated from `model.TYPES`) and
-`memory_supersede`."""
+"""Recording: `record` (any type), the `record_*` tools (one per memory type that has one,
+generated from `model.TYPES`) and `memory_supersede`."""
 
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ from ccmemory.surfaces.mcp.tools.params import (
     Confidence,
     Files,
     MemoryRef,
+    MemoryType,
     Relations,
     Session,
     Supersedes,
@@ -268,10 +269,71 @@ def record_description(spec: TypeSpec) -> str:
     )
 
 
+def types_table() -> str:
+    """One line per type: its own fields (required ones marked *)."""
+    rows = []
+    for name, spec in TYPES.items():
+        fields = ", ".join(f"{f.name}{'*' if f.min_length > 0 else ''}" for f in spec.own)
+        rows.append(f"{name}: {fields or '-'}")
+    return "; ".join(rows)
+
+
+def check_fields(mtype: str, fields: dict[str, Any] | None) -> None:
+    """Refuse a field the type does not have, naming it and the allowed ones (never its value)."""
+    allowed = sorted(TYPES[mtype].fields)
+    unknown = sorted(k for k in fields or {} if k not in allowed)
+    if unknown:
+        raise ToolFailure(
+            "invalid_argument",
+            f"{', '.join(repr(k) for k in unknown)} not a field of {mtype}",
+            f"fields of {mtype}: {', '.join(allowed) or 'none'}",
+        )
+
+
+def register_generic(tool: Tool, be: Backend) -> None:
+    """The `record` tool: every memory type through one schema (`type` + `fields`). The whole
+    lean set's recording, and in the full set the types without a `record_<type>` tool."""
+
+    @tool(
+        "Record a memory (writes a reviewable file). fields holds the type's own fields (* = required): "
+        f"{types_table()}. Evidence for or against a hypothesis: a relation SUPPORTS or REFUTES to it.",
+        read_only=False,
+        name="record",
+    )
+    def record_memory(
+        type: MemoryType,
+        title: Title,
+        body: Body = "",
+        fields: Annotated[dict[str, Any] | None, Field(description="The type's own fields.")] = None,
+        topics: Topics = None,
+        files: Files = None,
+        relations: Relations = None,
+        supersedes: Supersedes = None,
+        confidence: Confidence = None,
+    ) -> dict[str, Any]:
+        check_fields(type, fields)
+        with be.service() as svc:
+            return record(
+                svc,
+                type,
+                title=title,
+                body=body,
+                topics=topics,
+                files=files,
+                relations=[r.model_dump() for r in relations or []],
+                supersedes=supersedes,
+                confidence=confidence,
+                fields=fields,
+            )
+
+
 def register(tool: Tool, server: MCPServer, be: Backend) -> None:
-    """Add one `record_<type>` tool per memory type, and `memory_supersede`."""
+    """Add `record`, a `record_<type>` tool per memory type that has one (`TypeSpec.record_tool`),
+    and `memory_supersede`."""
+    register_generic(tool, be)
     for spec in TYPES.values():
-        tool(record_description(spec), read_only=False)(record_tool(spec, be))
+        if spec.record_tool:
+            tool(record_description(spec), read_only=False)(record_tool(spec, be))
 
     @tool(
         "Supersede a memory: writes a NEW memory (same type) whose `supersedes` names the old one; the old "

@@ -146,6 +146,11 @@ def get_memory(svc: Service, ref_: str) -> dict[str, Any]:
         for e in edges
         if e.dst == m.id and e.src != m.id
     ][:50]
+    if m.type == "hypothesis":  # its evidence, earlier versions' included (features/cothinker.py)
+        from ccmemory.features.cothinker import evidence_for, status_of
+
+        ev = evidence_for(svc, [m.id])[m.id]
+        out["hypothesis"] = {"status": status_of(m.fields), "evidence": ev.as_dict()}
     if m.session:  # the session that produced it: the `sessions` tool (action 'get') resolves it
         from ccmemory.features.sessions.service import uri as session_uri
 
@@ -268,21 +273,42 @@ def failed_approaches(
     return {"results": results, "offset": offset, "limit": limit, **info}
 
 
-def open_questions(svc: Service, *, topics: Sequence[str] | None, limit: int, offset: int) -> dict[str, Any]:
+OPEN_TYPES = ("question", "knowledge_gap", "hypothesis")
+
+
+def open_questions(
+    svc: Service,
+    *,
+    topics: Sequence[str] | None,
+    limit: int,
+    offset: int,
+    types: Sequence[str] | None = None,
+) -> dict[str, Any]:
     from ccmemory.features.analysis import all_memories
+    from ccmemory.features.cothinker import evidence_for, hypothesis_summary, is_open
 
     limit, offset = bounded(limit, offset)
+    kinds = list(dict.fromkeys(types or OPEN_TYPES))
     if topics:
-        f = tool_filters(svc, types=["question"], topics=topics)
+        f = tool_filters(svc, types=kinds, topics=topics)
         mems = svc.view.query(f, limit=5000)
     else:
-        mems = all_memories(svc, types=["question"], include_superseded=False)
-    open_ = [m for m in mems if m.fields.get("answer") in (None, "", [])]
+        mems = all_memories(svc, types=kinds, include_superseded=False)
+    open_ = [m for m in mems if is_open(m.type, m.fields)]
     chosen = open_[offset : offset + limit]
+    ev = evidence_for(svc, [m.id for m in chosen if m.type == "hypothesis"])
+    results = []
+    for m in chosen:
+        if m.type == "hypothesis":
+            results.append(cite(m, **hypothesis_summary(m, ev.get(m.id))))
+        else:
+            extra = {"would_close": m.fields["would_close"]} if m.fields.get("would_close") else {}
+            results.append(cite(m, question=m.fields.get("question") or m.title, **extra))
     return {
-        "rule": "question memories (not superseded) whose `answer` field is empty",
+        "rule": "memories not superseded that are still open: questions and knowledge gaps whose "
+        "`answer` is empty, hypotheses whose status is open (or empty)",
         "order": "newest first",
-        "results": [cite(m, question=m.fields.get("question") or m.title) for m in chosen],
+        "results": results,
         **page(open_, offset, limit),
     }
 
@@ -632,10 +658,21 @@ def register(tool: Tool, server: MCPServer, be: Backend) -> None:
         with be.service() as svc:
             return failed_approaches(svc, query=query, topics=topics, files=files, limit=limit, offset=offset)
 
-    @tool("Open questions: question memories whose answer is still empty, newest first.")
-    def query_open_questions(topics: Topics = None, limit: Limit = 20, offset: Offset = 0) -> dict[str, Any]:
+    @tool(
+        "What is still open, newest first: questions and knowledge gaps without an answer, hypotheses "
+        "still open (each with its prediction and evidence counts)."
+    )
+    def query_open_questions(
+        topics: Topics = None,
+        types: Annotated[
+            list[Literal[OPEN_TYPES]] | None,  # type: ignore[valid-type]
+            Field(max_length=3, description="Only these (default: all three)."),
+        ] = None,
+        limit: Limit = 20,
+        offset: Offset = 0,
+    ) -> dict[str, Any]:
         with be.service() as svc:
-            return open_questions(svc, topics=topics, limit=limit, offset=offset)
+            return open_questions(svc, topics=topics, limit=limit, offset=offset, types=types)
 
     @tool(
         "The full text and metadata of one memory (body capped at 20k characters), with incoming relations."
