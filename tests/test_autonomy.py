@@ -333,3 +333,15 @@ def test_the_capture_worker_asks_the_provider_for_the_classes_at_stop(tmp_path: 
     assert rec["autonomy"]["by"] == "llm" and rec["autonomy"]["actions"] == 3
     usage = (repo / ".ccmemory/local/usage.jsonl").read_text(encoding="utf-8")
     assert '"purpose":"prompt-classes"' in usage
+
+
+def test_the_seeds_loop_efficiency_in_stats_is_the_overall_score(tmp_path: Path, run_cli: RunCli) -> None:
+    """`ccmemory stats --json` gives the seed's Loop Efficiency (seed_metrics.loop_efficiency):
+    the same ratio of sums as `sessions autonomy`, 200 actions / 15 interventions here."""
+    repo = make_repo(tmp_path)
+    for rel in BY_HAND:
+        _import(run_cli, repo, FIXTURES / rel)
+    le = json.loads(run_cli(repo, "stats", "--json").stdout)["seed_metrics"]["loop_efficiency"]
+    assert (le["part"], le["whole"], le["sessions"]) == (200, 15, 7)
+    assert le["value"] == pytest.approx(200 / 15, abs=1e-4) and le["display"] == "13.33"
+    assert le["name"] == "Loop Efficiency (LE)" and "TELEMETRY.md §10" in le["source"]

@@ -3,8 +3,8 @@ against Domain 1"): `ccmemory check` warnings and the dashboard's review page.
 
 Reference knowledge (`.ccmemory/reference/**.md`) is general advice; the memories are what this
 team found to hold here. Each sentence of each reference section (its heading included) is set
-against each current memory (not superseded; questions and references left out) with the
-project's polarity rules (ccmemory.features.capture.polarity, ccmemory.text.opposition):
+against each current memory (not superseded; questions, references, hypotheses and knowledge gaps
+left out) with the project's polarity rules (ccmemory.features.capture.polarity, ccmemory.text.opposition):
 
 1. **opposed rule**: one says "use X", the other "don't / never / avoid X" (text.opposition).
 2. **flipped stance**: at least 70 % (and 3 or more) of the memory's content words are in the
@@ -38,7 +38,7 @@ CONTAINMENT = 0.7
 MIN_WORDS = 3
 MIN_TURNED = 2
 MAX_SENTENCE = 400  # characters of a sentence considered (a longer one is a paragraph, cut)
-SKIP_TYPES = frozenset({"question", "reference"})
+SKIP_TYPES = frozenset({"question", "reference", "hypothesis", "knowledge_gap"})  # not claims held
 _FILLER = frozenset(
     "never not don dont doesn didn shouldn mustn won can cannot avoid no longer stop use using used "
     "always instead rather should must do does".split()
