@@ -112,7 +112,6 @@ NOT_MEASURABLE = [
     "time_to_context",
     "onboarding_acceleration",
     "tribal_knowledge_capture_rate",
-    "loop_efficiency",
     "bridge_validation_rate",
     "hypothesis_usefulness",
     "active_research_value",
@@ -135,6 +134,10 @@ def check(data: dict[str, Any]) -> None:
     for key in NOT_MEASURABLE:
         assert seed[key]["value"] is None and seed[key]["display"] == "not measurable", key
         assert seed[key]["why"], key
+    # measured from the session records' autonomy scores (tests/test_autonomy.py); these records
+    # are written by hand without one
+    le = seed["loop_efficiency"]
+    assert le["value"] is None and le["why"] == "no session record with an autonomy score"
     # ours stays, beside the seed's: e.g. our evolution rate counts superseded decisions (d1) / 4
     assert seed["decision_evolution_rate"]["ours"] == "evolution_rate"
     assert data["metrics"]["evolution_rate"]["value"] == pytest.approx(0.25)

@@ -86,6 +86,32 @@ class Choice(Rule):
         return f"{value!r} is not one of {', '.join(self.choices)}{hint}"
 
 
+class PerType(Rule):
+    """A mapping of memory type (or `default`) to a number low..high: `capture.min_confidence`.
+    The types are read when a file is checked (core.model, imported only then)."""
+
+    def __init__(self, low: int, high: int) -> None:
+        self.value = Number(low, high)
+
+    def problem(self, value: Any) -> str | None:
+        if not isinstance(value, dict):
+            return "must be a mapping of memory type to a number"
+        from ccmemory.core.model import TYPES
+
+        known = ["default", *TYPES]
+        for key, number in value.items():
+            if str(key) not in known:
+                import difflib
+
+                near = difflib.get_close_matches(str(key), known, n=1)
+                hint = f"; did you mean {near[0]!r}?" if near else f" (known: {', '.join(known)})"
+                return f"{key!r} is not a memory type{hint}"
+            msg = self.value.problem(number)
+            if msg:
+                return f"{key}: {msg}"
+        return None
+
+
 class Anything(Rule):
     """Checked elsewhere (related_to: core.config.parse_related)."""
 
@@ -120,6 +146,7 @@ SCHEMA: Section = {
         "max_memories_per_segment": Whole(0, 5),
         "batch_segments": Whole(1),
         "batch_chars": Whole(1000),
+        "min_confidence": PerType(0, 1),
         "worker": {"idle_seconds": Number(0), "max_attempts": Whole(1), "settle_seconds": Number(0)},
         "context": CONTEXT,
     },

@@ -56,6 +56,10 @@ def check_vault(vault: Vault) -> list[Finding]:
     from ccmemory.features.reference.check import reference_findings
 
     findings += reference_findings(vault)
+    from ccmemory.features.reference.contradict import findings as contradictions
+
+    # reference sections that contradict a memory
+    findings += contradictions(vault, [(rel, m) for rel, _, m in loaded_mems])
     return sorted(findings, key=lambda f: (f.path, f.line, f.level, f.message))
 
 

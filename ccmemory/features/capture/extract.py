@@ -320,9 +320,21 @@ class Planner:
                         {"title": str(cand.get("title", ""))[:100], "reason": "invalid candidate"}
                     )
                     continue
+                low = self._below_floor(mem, how)
+                if low:
+                    plans[i].skipped.append({"title": mem.title[:100], "reason": low})
+                    continue
                 pending.append(_Pending(i, mem, how == "explicit"))
         self._compare(pending, plans)
         return plans
+
+    def _below_floor(self, mem: Memory, how: str) -> str | None:
+        """Why an automatic capture is dropped by `capture.min_confidence` (None: it is kept).
+        Explicit captures are what the user asked for; a memory without a confidence passes."""
+        floor = self.settings.floor(mem.type)
+        if how == "explicit" or not floor or mem.confidence is None or mem.confidence >= floor:
+            return None
+        return f"confidence {mem.confidence} below capture.min_confidence for {mem.type} ({floor})"
 
     @staticmethod
     def _rules(seg: Segment, ctx: Context) -> list[tuple[dict[str, Any], str]]:

@@ -36,6 +36,7 @@ def from_transcript(
     notes: list[str] | None = None,
     summarize_with: Any = None,
     final: bool = False,
+    classify_with: Any = None,
 ) -> tuple[dict[str, Any] | None, int]:
     """(record written or None, bad transcript lines skipped). `memories` is a capture Store
     (its memories whose `session` is this one are listed). `live`: the session is running or just
@@ -43,19 +44,21 @@ def from_transcript(
     under `.ccmemory/sessions/` with that many prompts (0 = none); what publishing could not do
     is appended to `notes`. `summarize_with`: the LLM call for the summary
     (ccmemory.features.capture.sessionsummary; None: the rules summary, or an earlier LLM one);
-    `final`: the session ended or is compacting."""
+    `final`: the session ended or is compacting. `classify_with`: the LLM call that classes the
+    prompts for the autonomy score (ccmemory.features.sessions.autonomy; None: the rules)."""
     from ccmemory.features.capture.events import merge_events
     from ccmemory.features.capture.transcript import read_records, to_events
     from ccmemory.features.sessions import record, store
 
     events: list[dict[str, Any]] = []
+    side: list[dict[str, Any]] = []
     bad = 0
     conv_branch = conv_cwd = None
     if transcript is not None and transcript.is_file():
         res = read_records(transcript, 0, complete=True)
         bad = res.bad_lines
         conv = to_events(res.records)
-        events = conv.events
+        events, side = conv.events, conv.sidechain_events
         session = session or conv.session or transcript.stem
         conv_branch, conv_cwd = conv.branch, conv.cwd
     unanswered = record.last_is_prompt(events) if events else False
@@ -71,13 +74,18 @@ def from_transcript(
         memories=_memory_ids(root, session, memories),
         max_bytes=max_bytes,
         unanswered=unanswered,
+        subagent_events=side,
     )
     rec["bad_lines"] = bad
     rec["updated"] = record.now_iso()
     _commits_and_state(root, rec, live)
     from ccmemory.features.capture.sessionsummary import apply as llm_summary
 
-    llm_summary(rec, store.read_exact(root, session), summarize_with, final=final)
+    previous = store.read_exact(root, session)
+    llm_summary(rec, previous, summarize_with, final=final)
+    from ccmemory.features.sessions.autonomy import apply as llm_classes
+
+    llm_classes(rec, previous, classify_with, final=final)
     if publish is not None:
         from ccmemory.features.sessions.publish import publish as publish_one
 

@@ -142,8 +142,11 @@ def _ask(call: Call, text: str) -> str | None:
     return summary
 
 
-def budgeted_call(choice: Any, settings: Any, budget: Any) -> Call | None:
-    """A call through the chosen provider, within the session's budget (None: no provider)."""
+def budgeted_call(
+    choice: Any, settings: Any, budget: Any, *, purpose: str = "session-summary", max_tokens: int = MAX_TOKENS
+) -> Call | None:
+    """A call through the chosen provider's small model, within the session's budget (None: no
+    provider). Also the autonomy score's prompt classes (``purpose="prompt-classes"``)."""
     if choice is None or getattr(choice, "provider", None) is None:
         return None
 
@@ -156,8 +159,8 @@ def budgeted_call(choice: Any, settings: Any, budget: Any) -> Call | None:
             system,
             prompt,
             model=settings.signal_model,
-            max_tokens=MAX_TOKENS,
-            purpose="session-summary",
+            max_tokens=max_tokens,
+            purpose=purpose,
         )
         return None if done is None else str(done.text)
 

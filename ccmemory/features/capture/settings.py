@@ -11,6 +11,9 @@ capture:
   max_memories_per_segment: 5
   batch_segments: 6           # import: segments of a session that share one extraction call
   batch_chars: 24000          # ... as long as their text stays under this many characters
+  min_confidence:             # per memory type (or `default`): an automatic capture (llm, rules)
+    default: 0.0              # whose confidence is below is not written (docs/configuration.md);
+    decision: 0.7             # `ccmemory doctor` shows each type's false-positive rate beside it
   worker:
     idle_seconds: 20
     max_attempts: 3
@@ -32,7 +35,7 @@ with config.py's reader; here an unreadable file means the defaults (a hook neve
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -65,6 +68,11 @@ class CaptureSettings:
     sessions_at_start_tokens: int = 150
     sessions_publish: bool = False
     sessions_publish_prompts: int = 0
+    min_confidence: dict[str, float] = field(default_factory=dict)  # type (or "default") -> floor
+
+    def floor(self, mtype: str) -> float:
+        """The confidence an automatic capture of `mtype` needs (`capture.min_confidence`)."""
+        return self.min_confidence.get(mtype, self.min_confidence.get("default", 0.0))
 
 
 def _bool(value: Any, default: bool) -> bool:
@@ -118,6 +126,7 @@ def load(root: Path | None, env: dict[str, str] | None = None) -> CaptureSetting
     s.worker_idle_seconds = _num(wrk.get("idle_seconds"), 20.0)
     s.worker_max_attempts = int(_num(wrk.get("max_attempts"), 3))
     s.worker_settle_seconds = _num(wrk.get("settle_seconds"), 1.0)
+    s.min_confidence = min_confidence(raw.get("min_confidence"))
     _sessions(s, data.get("sessions"))
     # environment wins (each variable: ccmemory.core.settings)
     e = env_settings
@@ -144,6 +153,20 @@ def _sessions(s: CaptureSettings, raw: Any) -> None:
     s.sessions_at_start_tokens = max(0, int(_num(sec.get("at_start_tokens"), 150)))
     s.sessions_publish = _bool(sec.get("publish", False), False)
     s.sessions_publish_prompts = min(20, max(0, int(_num(sec.get("publish_prompts"), 0))))
+
+
+def min_confidence(raw: Any) -> dict[str, float]:
+    """`capture.min_confidence` read forgivingly: numbers 0..1 by key (a memory type or
+    `default`); anything else is left out here and reported by `check`/`doctor` (config_schema)."""
+    out: dict[str, float] = {}
+    if not isinstance(raw, dict):
+        return out
+    for key, value in raw.items():
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            continue
+        if 0.0 <= float(value) <= 1.0:
+            out[str(key)] = float(value)
+    return out
 
 
 def _first(value: _T | None, default: _T) -> _T:

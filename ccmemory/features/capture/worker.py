@@ -133,6 +133,7 @@ class Worker:
             session = str(job["session"])
             spooled, _ = spool.read_range(self.paths.spool(session), 0)
             call, final = self._summary_call(session, job)
+            classify = self._classes_call(session) if call is not None else None
             tpath = job.get("transcript_path")
             notes: list[str] = []
             _, bad = from_transcript(
@@ -148,6 +149,7 @@ class Worker:
                 notes=notes,
                 summarize_with=call,
                 final=final,
+                classify_with=classify,
             )
             for note in notes:
                 log.info("session %s: %s", session, note)
@@ -169,6 +171,18 @@ class Worker:
 
         call = budgeted_call(self.choice, self.settings, Budget(self.paths, session, self.settings))
         return call, trigger in FINAL_TRIGGERS
+
+    def _classes_call(self, session: str) -> Any:
+        """The budgeted LLM call that classes the session's prompts (autonomy score); made when
+        a summary call is (the same jobs), None without a provider."""
+        from ccmemory.features.capture.sessionsummary import budgeted_call
+        from ccmemory.features.capture.usage import Budget
+        from ccmemory.features.sessions.autonomy import MAX_TOKENS
+
+        budget = Budget(self.paths, session, self.settings)
+        return budgeted_call(
+            self.choice, self.settings, budget, purpose="prompt-classes", max_tokens=MAX_TOKENS
+        )
 
     def _apply_slowly(self, plan: Any, pause: float) -> None:
         """Test aid (CCMEMORY_WORKER_TEST_PAUSE): write one memory at a time with a pause, so a

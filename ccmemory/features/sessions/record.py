@@ -95,8 +95,11 @@ def build(
     end: str | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
     unanswered: bool | None = None,
+    subagent_events: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """A record from one session's events (prompts, slash commands, tools, assistant replies)."""
+    """A record from one session's events (prompts, slash commands, tools, assistant replies).
+    `subagent_events`: the sub-agents' events of the same transcript (their tool calls count as
+    AI actions in the autonomy score, ccmemory.features.sessions.autonomy)."""
     rec: dict[str, Any] = {
         "schema": SCHEMA,
         "id": session,
@@ -127,6 +130,10 @@ def build(
     rec["end"] = rec["end"] or (max(times) if times else None)
     rec["unanswered"] = last_is_prompt(events) if unanswered is None else unanswered
     rec["summary"] = summarize(rec)
+    from ccmemory.features.sessions import autonomy
+
+    actions = autonomy.count_actions(events, subagent_events or [])
+    rec["autonomy"] = autonomy.for_record(rec["prompts"], actions)  # before the cap: every prompt
     return cap(rec, max_bytes)
 
 

@@ -60,6 +60,16 @@ def search_sessions(
     return out, notice
 
 
+def autonomy_report(
+    root: Path, *, since: str | None = None, by: str = "week", limit: int = 20
+) -> dict[str, Any]:
+    """The autonomy score (ccmemory.features.sessions.autonomy) per session, per period and
+    overall, from the live records (archived ones are not read)."""
+    from ccmemory.features.sessions import autonomy
+
+    return autonomy.report(store.all_records(root, since=since), by=by, limit=limit)
+
+
 PROMPT_CHARS = 300  # of a prompt shown by search_prompts
 
 

@@ -361,7 +361,8 @@ def check(as_json: bool, strict: bool, base: str | None, fix: bool = False) -> N
 
     Works without the index (usable in pre-commit and CI). Warnings (unknown relation targets,
     hand-written files without an id or created yet, memories that may be stale because their
-    code changed a lot since) do not fail the check unless --strict. A possible secret in a
+    code changed a lot since, reference sections that contradict a memory: docs/reference.md) do
+    not fail the check unless --strict. A possible secret in a
     memory file is an error.
 
     --fix writes a missing `id` (a ULID) and `created` (when the file was first committed, else

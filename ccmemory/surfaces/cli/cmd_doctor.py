@@ -180,9 +180,34 @@ def gather(start: Path | None = None) -> tuple[dict[str, Any], bool]:
     report["vector_cache"] = _vector_cache_report()
     report["config"] = _config_report(vault.root, config)
     report["capture"] = _capture_report(vault.root)
+    report["capture_review"] = _precision_report(vault, config)
     report["git_hooks"] = _hooks_report(vault.root)
     report["cross_project"] = _cross_report(config, vault)
     return report, bool(report["index"]["ok"])
+
+
+def _precision_report(vault: Any, config: Any) -> dict[str, Any]:
+    """Each memory type's capture threshold with its false-positive rate from review-queue
+    dismissals (ccmemory.features.capture.precision)."""
+    from ccmemory.app.service import Service
+    from ccmemory.core.telemetry import DB, Store
+    from ccmemory.features.analysis import all_memories
+    from ccmemory.features.capture import settings as capture_settings
+    from ccmemory.features.capture.precision import rates
+
+    try:
+        dismissed: set[str] = set()
+        if (vault.dir / "local" / DB).is_file():  # never created by doctor
+            store = Store(vault.dir / "local")
+            try:
+                dismissed = store.dismissed()
+            finally:
+                store.close()
+        with Service(vault, config) as svc:
+            mems = all_memories(svc)
+        return rates(mems, dismissed, capture_settings.load(vault.root).min_confidence)
+    except Exception as exc:  # the index report above already names an unreachable index
+        return {"error": f"{type(exc).__name__}: {exc}"}
 
 
 def _cross_report(config: Any, vault: Any) -> dict[str, Any]:
@@ -219,9 +244,21 @@ def _text(r: dict[str, Any]) -> list[str]:
     lines += [f"    {p}" for p in conf["problems"]]
     cap = r["capture"]
     lines.append(f"  capture LLM  {cap.get('provider') or 'unknown'}: {cap.get('reason')}")
+    lines += _precision_text(r.get("capture_review") or {})
     lines += _hooks_text(r["git_hooks"])
     lines += _cross_text(r.get("cross_project") or {})
     return lines
+
+
+def _precision_text(rep: dict[str, Any]) -> list[str]:
+    from ccmemory.features.capture.precision import text_lines
+
+    if rep.get("error"):
+        return [f"  thresholds   PROBLEM {rep['error']}"]
+    if not rep.get("by_type"):
+        return ["  thresholds   no automatic capture yet (capture.min_confidence: none set)"]
+    head = "  thresholds   capture.min_confidence, false positives = dismissed / (dismissed + accepted):"
+    return [head] + [f"    {line}" for line in text_lines(rep)]
 
 
 def _index_text(idx: dict[str, Any]) -> list[str]:
@@ -314,7 +351,8 @@ def _cross_text(cross: dict[str, Any]) -> list[str]:
 @click.command("doctor")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def doctor_cmd(as_json: bool) -> None:
-    """Report version, repository, backend, server, schema, index counts, embedder, capture, hooks."""
+    """Report version, repository, backend, server, schema, index counts, embedder, capture (and each
+    memory type's capture threshold beside its false-positive rate from review dismissals), hooks."""
     report, ok = gather()
     if as_json:
         emit_json({**report, "ok": ok})

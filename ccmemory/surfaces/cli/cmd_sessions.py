@@ -1,4 +1,4 @@
-"""`ccmemory sessions list|show|search|timeline|prune|archive|publish`: the session history
+"""`ccmemory sessions list|show|search|timeline|autonomy|prune|archive|publish`: the session history
 (docs/sessions.md)."""
 
 from __future__ import annotations
@@ -151,6 +151,47 @@ def _memory_session(memory_id: str) -> str:
     return str(session)
 
 
+@sessions_cmd.command("autonomy")
+@click.option("--since", help="Only sessions that ended on or after this date (YYYY-MM-DD).")
+@click.option("--by", "period", type=click.Choice(["week", "month"]), default="week", show_default=True)
+@click.option("--limit", type=click.IntRange(0), default=20, show_default=True, help="Sessions listed.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def autonomy_cmd(since: str | None, period: str, limit: int, as_json: bool) -> None:
+    """The autonomy score: AI actions (tool calls) per human intervention (prompt), the seed's
+    Loop Efficiency, per session (newest first), per week or month and overall. Each prompt is
+    classed as goal, correction, validation or continuation (by the LLM provider when one is
+    configured, by rules otherwise; the `by` column says which). See docs/sessions.md."""
+    from ccmemory.features.sessions.service import autonomy_report
+
+    rep = autonomy_report(_root(), since=since, by=period, limit=limit)
+    if as_json:
+        click.echo(json.dumps(rep, indent=2, ensure_ascii=False))
+        return
+    overall = rep["overall"]
+    if not rep["sessions"] and not (overall and overall["sessions"]):
+        click.echo("No session with an autonomy score yet (records written before it have none).")
+        return
+
+    def fmt(row: dict[str, Any]) -> str:
+        sc = "-" if row["score"] is None else f"{row['score']:.2f}"
+        return (
+            f"score {sc:>6}  actions {row['actions']:>4}  interventions {row['interventions']:>3}"
+            f" (goal {row['goal']}, correction {row['correction']}, validation {row['validation']},"
+            f" continuation {row['continuation']})"
+        )
+
+    if overall:
+        click.echo(f"overall ({overall['sessions']} sessions): {fmt(overall)}")
+    click.echo(f"by {period}:")
+    for p in rep["periods"]:
+        click.echo(f"  {p['period']:<9} {p['sessions']:>3} sessions  {fmt(p)}")
+    click.echo("sessions (newest first):")
+    for r in rep["sessions"]:
+        when = str(r.get("start") or "?")[:16].replace("T", " ")
+        click.echo(f"  {r['id'][:12]:<12} {when:<16} {fmt(r)}  [{r['by']}]")
+    click.echo(rep["definition"] + ".")
+
+
 @sessions_cmd.command("show")
 @click.argument("session_id")
 @click.option("--json", "as_json", is_flag=True, help="Print the whole record as JSON.")
@@ -175,6 +216,16 @@ def show_cmd(session_id: str, as_json: bool) -> None:
     if rec.get("archived"):
         click.echo("(archived: read from .ccmemory/local/sessions/archive/)")
     click.echo(f"summary: {rec.get('summary')}")
+    from ccmemory.features.sessions.autonomy import score
+
+    sc = score(rec)
+    if sc is not None:
+        value = "-" if sc["score"] is None else f"{sc['score']:.2f}"
+        click.echo(
+            f"autonomy: {value} ({sc['actions']} AI actions / {sc['interventions']} interventions:"
+            f" goal {sc['goal']}, correction {sc['correction']}, validation {sc['validation']},"
+            f" continuation {sc['continuation']}; by {sc['by']})"
+        )
     if rec.get("truncated"):
         click.echo("(record truncated at the per-session cap)")
     sections = (

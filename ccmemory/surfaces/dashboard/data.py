@@ -224,6 +224,7 @@ class Dash:
             questions = [
                 card(m) for m in current if m.type == "question" and m.fields.get("answer") in (None, "", [])
             ]
+            conflicts = self._reference_conflicts(current)
             return {
                 "current_branch": branch_now,
                 "main_branch": gitstate.main_branch(self.root, self.svc.config.main_branch)
@@ -235,6 +236,7 @@ class Dash:
                 "stale": stale_items,
                 "findings": findings,
                 "open_questions": questions,
+                "reference_conflicts": conflicts,
             }
 
         data = self.cached("review", build)
@@ -253,8 +255,41 @@ class Dash:
         out["stale"] = keep(data["stale"], "stale")
         out["findings"] = keep(data["findings"], "finding")
         out["open_questions"] = keep(data["open_questions"], "question")
+        out["reference_conflicts"] = keep(data["reference_conflicts"], "refconflict")
+        out["developmental"] = {
+            **data["developmental"],
+            "by_branch": {  # every one (not cut at `limit`), each with its dismissal key
+                b: [{**m, "key": f"capture:{m['id']}"} for m in ms if f"capture:{m['id']}" not in dismissed]
+                for b, ms in data["developmental"]["by_branch"].items()
+            },
+        }
         out["dismissed"] = len(dismissed)
+        out["precision"] = self._precision(dismissed)
         return out
+
+    def _reference_conflicts(self, current: list[IndexedMemory]) -> list[dict[str, Any]]:
+        """Reference sections that contradict a current memory (as `ccmemory check` reports them,
+        ccmemory.features.reference.contradict), each with its dismissal key."""
+        from ccmemory.features.reference.contradict import find, load_refs
+
+        refs, texts = load_refs(self.svc.vault)
+        if not refs:
+            return []
+        out = []
+        for c in find([(m.path, m) for m in current], refs, texts):
+            item = c.as_dict()
+            item["key"] = f"refconflict:{c.ref}:{c.line}:{c.memory_id}"
+            out.append(item)
+        return out
+
+    def _precision(self, dismissed: set[str]) -> dict[str, Any]:
+        """The false-positive rate of automatic capture per type beside its threshold
+        (ccmemory.features.capture.precision)."""
+        from ccmemory.features.capture import settings as capture_settings
+        from ccmemory.features.capture.precision import rates
+
+        floors = capture_settings.load(self.root).min_confidence
+        return rates(self.snapshot().mems, dismissed, floors)
 
     def _findings_for(self, dev: list[IndexedMemory]) -> list[dict[str, Any]]:
         """`_check_findings`, recomputed only when main moved or a developmental memory changed:

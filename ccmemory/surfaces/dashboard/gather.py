@@ -39,6 +39,20 @@ def prompt_flags(svc: Service) -> Flags:
     return seed.duplicate_flags(svc, seed.context_events(svc.vault.root))
 
 
+def autonomy_rows(svc: Service) -> list[tuple[str, int, int]]:
+    """(session start, AI actions, human interventions) of every live session record with an
+    autonomy score: the seed's loop efficiency input."""
+    from ccmemory.features.sessions.autonomy import score
+    from ccmemory.features.sessions.store import all_records
+
+    out = []
+    for rec in all_records(svc.vault.root):
+        sc = score(rec)
+        if sc is not None:
+            out.append((str(rec.get("start") or rec.get("end") or ""), sc["actions"], sc["interventions"]))
+    return out
+
+
 def inputs(
     svc: Service,
     store: Store,
@@ -63,6 +77,7 @@ def inputs(
         prompt_flags=prompt_flags_,
         prompt_problem=prompt_problem,
         user=svc.config.user_id,
+        autonomy=autonomy_rows(svc),
     )
 
 

@@ -84,6 +84,9 @@ class Inputs:
     prompt_flags: list[tuple[str, bool]] | None = None
     prompt_problem: str | None = None
     user: str | None = None  # the local user id (the seed's knowledge sharing index)
+    # the seed's loop efficiency (seed.py): (session start, AI actions, human interventions) per
+    # session record with an autonomy score (ccmemory.features.sessions.autonomy)
+    autonomy: Sequence[tuple[str, int, int]] = ()
 
 
 def reexplained_flags(

@@ -127,10 +127,10 @@ DEFINITIONS: dict[str, Definition] = {
     ),
     "loop_efficiency": Definition(
         "Loop Efficiency (LE)",
-        "total AI actions ÷ human interventions",
+        "total AI actions ÷ human interventions; an AI action is a tool call, a human intervention "
+        "a prompt typed (housekeeping slash commands left out), summed over the session records "
+        "(ccmemory sessions autonomy)",
         f"{TM} §10 Loop Efficiency",
-        unmeasurable="needs every AI action (tool call) per session; the session records keep distinct "
-        "files and commands, not each tool call",
     ),
     "bridge_validation_rate": Definition(
         "Bridge validation rate",
@@ -258,6 +258,7 @@ def compute(inp: mx.Inputs, at: datetime | None = None) -> dict[str, dict[str, A
     out["graph_density"] = _ratio(len(edges), len(mems), "no memories")
     out["context_injection_rate"] = _cir(inp, cut)
     out["knowledge_sharing_index"] = _ksi(inp, decisions, cut)
+    out["loop_efficiency"] = _loop_efficiency(inp, cut)
     for key, d in DEFINITIONS.items():
         if d.unmeasurable:
             out[key] = not_measurable(d.unmeasurable)
@@ -265,6 +266,19 @@ def compute(inp: mx.Inputs, at: datetime | None = None) -> dict[str, dict[str, A
         key: out[key]
         | {"name": d.name, "formula": d.formula, "source": f"{SEED}: {d.source}", "ours": d.ours}
         for key, d in DEFINITIONS.items()
+    }
+
+
+def _loop_efficiency(inp: mx.Inputs, cut: str) -> dict[str, Any]:
+    """Sum of AI actions over sum of human interventions of the sessions started before `cut`."""
+    rows = [r for r in inp.autonomy if r[0] < cut]
+    actions, interventions = sum(r[1] for r in rows), sum(r[2] for r in rows)
+    if not interventions:
+        return mx.value(None, "no session record with an autonomy score")
+    return mx.value(actions / interventions) | {
+        "part": actions,
+        "whole": interventions,
+        "sessions": len(rows),
     }
 
 

@@ -16,10 +16,33 @@ def listing(dash: Dash, q: str | None, *, text_only: bool = False) -> dict[str, 
     from ccmemory.features.sessions.service import list_sessions, search_sessions
 
     q = (q or "").strip()[:500]
+    auto = _autonomy(dash)
     if q:
         rows, notice = search_sessions(dash.root, q, limit=LIMIT, semantic=not text_only)
-        return {"q": q, "rows": rows, "notice": notice, "searched": True}
-    return {"q": "", "rows": list_sessions(dash.root, limit=LIMIT), "notice": None, "searched": False}
+        return {"q": q, "rows": _scored(rows, auto), "notice": notice, "searched": True, "autonomy": auto}
+    rows = _scored(list_sessions(dash.root, limit=LIMIT), auto)
+    return {"q": "", "rows": rows, "notice": None, "searched": False, "autonomy": auto}
+
+
+def _autonomy(dash: Dash) -> dict[str, Any]:
+    """The autonomy score per session and week (ccmemory.features.sessions.autonomy), with the
+    chart's values: the weekly scores (None for a week without intervention) and their top."""
+    from ccmemory.features.sessions.service import autonomy_report
+
+    rep = autonomy_report(dash.root, limit=LIMIT)
+    periods = rep["periods"][-12:]
+    values = [p["score"] for p in periods]
+    rep["chart"] = {
+        "scores": values,
+        "weeks": [p["period"] for p in periods],
+        "top": max([v for v in values if v is not None] or [0]) or 1,
+    }
+    return rep
+
+
+def _scored(rows: list[dict[str, Any]], auto: dict[str, Any]) -> list[dict[str, Any]]:
+    scores = {s["id"]: s for s in auto["sessions"]}
+    return [{**r, "autonomy": scores.get(r["id"])} for r in rows]
 
 
 def one(dash: Dash, session: str) -> dict[str, Any] | None:
@@ -39,4 +62,12 @@ def one(dash: Dash, session: str) -> dict[str, Any] | None:
                 "found": m is not None,
             }
         )
-    return {"session": rec, "memories": memories}
+    from ccmemory.features.sessions.autonomy import score
+
+    auto = rec.get("autonomy")
+    classes = list(auto.get("classes") or []) if isinstance(auto, dict) else []
+    prompts = [
+        {"text": p, "kind": classes[i] if i < len(classes) else None}
+        for i, p in enumerate(rec.get("prompts") or [])
+    ]
+    return {"session": rec, "memories": memories, "autonomy": score(rec), "prompts": prompts}

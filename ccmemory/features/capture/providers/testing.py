@@ -1,5 +1,6 @@
 """A deterministic provider for tests and offline demos. Same input -> same output, no network.
 
+Prompt classes (PROMPT-CLASSES, the autonomy score): the rules' classes as letters.
 Extraction prompts: per numbered segment, one memory per user prompt with a strong signal
 (correction, preference, context), plus a failed approach per failing command. Pair checks
 (SUPERSEDE-CHECK): "duplicate" for the same normalised title, "supersedes" when the titles share a
@@ -37,6 +38,8 @@ class TestProvider:
             text = self._supersede(prompt)
         elif "SESSION-SUMMARY" in system:  # writes no summary unless scripted: the rules one stays
             text = "{}"
+        elif "PROMPT-CLASSES" in system:  # the autonomy score's classes: the rules', as letters
+            text = self._classes(prompt)
         else:
             heads = list(_SEGMENT.finditer(prompt))
             memories: list[dict] = []
@@ -99,6 +102,15 @@ class TestProvider:
                 }
             )
         return out[:5]
+
+    @staticmethod
+    def _classes(prompt: str) -> str:
+        from ccmemory.features.sessions.autonomy import classify
+
+        texts = [m.group(1) for m in re.finditer(r"^\d+\. (.*)$", prompt, re.MULTILINE)]
+        kinds = [classify(t, first=i == 0) for i, t in enumerate(texts)]
+        letters = {"goal": "g", "correction": "c", "validation": "v", "continuation": "n"}
+        return json.dumps({"classes": "".join(letters.get(k, "g") for k in kinds)})
 
     @staticmethod
     def _supersede(prompt: str) -> str:

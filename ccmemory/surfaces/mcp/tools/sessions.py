@@ -1,6 +1,7 @@
 """The `sessions` tool (full set): the local session history (ccmemory.features.sessions), read
 progressively: `list` or `search` give ids and summaries, `search_prompts` single matching
-prompts with their session, `get` one whole record."""
+prompts with their session, `get` one whole record, `autonomy` the autonomy score (AI actions
+per human intervention)."""
 
 from __future__ import annotations
 
@@ -30,6 +31,9 @@ def sessions(
         if rec is None:
             raise ToolFailure("not_found", f"no session record {id!r}", "action 'list' shows the ids")
         return {"session": rec}
+    if action == "autonomy":
+        rep = service.autonomy_report(root, since=since, limit=limit)
+        return {"autonomy": rep, "hint": "a session's prompts and classes: action 'get' with its id"}
     if action == "timeline":
         rows, why = service.timeline(root, query=query, session=id, around=min(limit, 10))
         if not rows:
@@ -54,14 +58,14 @@ def sessions(
 
 def register(tool: Tool, server: MCPServer, be: Backend) -> None:
     @tool(
-        "Past Claude Code sessions of this repo (local): 'list' (newest first) or 'search' "
-        "(query over prompts, summaries) give ids and summaries; 'search_prompts' the single prompts "
-        "matching query; 'get' one session's prompts, files, commands, errors, memories (id or "
-        "ccmemory://session/<id>); 'timeline' sessions around `id` or `query`'s best match.",
+        "Past Claude Code sessions of this repo (local): 'list' (newest first), 'search' (prompts, "
+        "summaries): ids and summaries; 'search_prompts': single prompts; 'get' one session (id or "
+        "ccmemory://session/<id>); 'timeline': sessions around `id` or `query`'s match; "
+        "'autonomy': AI actions per human prompt, by session and week.",
         name="sessions",
     )
     def sessions_tool(
-        action: Literal["list", "search", "search_prompts", "get", "timeline"] = "list",
+        action: Literal["list", "search", "search_prompts", "get", "timeline", "autonomy"] = "list",
         query: str | None = None,
         id: str | None = None,
         limit: Annotated[int, Field(ge=1, le=50)] = 10,
