@@ -109,17 +109,18 @@ class MemoryReads(Connection):
         stamp is taken after the candidates were read, before these are: kept values are only
         used while no commit came after it, so they are the state the stamp names."""
         kept = self._text_kept.get(project)
-        if kept is None or stamp is None or kept[0] != stamp:
+        if kept is not None and stamp is not None and kept[0] == stamp:
+            totals, df = kept[1], kept[2]
+        else:
             st = self._read(
                 "MATCH (m:Memory {project: $p}) RETURN count(m) AS n, "
                 "sum(m.len_title) AS lt, sum(m.len_body) AS lb, sum(m.len_fields) AS lf",
                 p=project,
             )[0]
             totals = (int(st["n"]), (int(st["lt"] or 0), int(st["lb"] or 0), int(st["lf"] or 0)))
-            kept = (stamp, totals, {})
+            df = {}
             if stamp is not None:
-                self._text_kept[project] = kept
-        df = kept[2]
+                self._text_kept[project] = (stamp, totals, df)
         missing = [t for t in dict.fromkeys(terms) if t not in df]
         if missing:
             rows = self._read(
@@ -131,8 +132,7 @@ class MemoryReads(Connection):
             )
             df.update({t: 0 for t in missing})  # a term no memory holds has no row
             df.update({r["term"]: int(r["df"]) for r in rows})
-        docs, lengths = kept[1]
-        return bm25.Stats(docs, lengths, {t: df[t] for t in terms})
+        return bm25.Stats(totals[0], totals[1], {t: df[t] for t in terms})
 
     def _text_candidates(self, match: str, f: Filters) -> tuple[list[Any], str | None]:
         """The first bm25.CANDIDATE_CAP memories passing `f` in (Lucene score desc, id) order,
