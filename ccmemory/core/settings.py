@@ -370,6 +370,9 @@ OUTSIDE: dict[str, str] = {
     "CCMEMORY_NEO4J_DEV_HEAP": "scripts/neo4j-dev: JVM -Xmx (default 1g)",
     "CCMEMORY_NEO4J_DEV_JIT": "scripts/neo4j-dev: `fast-start` (default) or `full` (for benchmarks)",
     "CCMEMORY_NEO4J_DEV_GC": "scripts/neo4j-dev: `serial` (default), `parallel` or `g1`",
+    "CCMEMORY_NEO4J_DEV_PAGECACHE": (
+        "scripts/neo4j-dev: page cache in MB (default 128; a 100k-memory store is about 500 MB)"
+    ),
     "CCMEMORY_PYTHON": "not read from the environment: the interpreter line written into installed git hooks",
     "CCMEMORY_BIN": "plugin/scripts/find.sh: the `ccmemory` command the plugin runs when it is not on PATH",
 }

@@ -75,6 +75,7 @@ class ReferenceGraph:
     scope: str
     location: str
     _session: Callable[[], Any]
+    _write: Callable[[Callable[[Any], Any]], Any]  # Connection._write: a managed write transaction
     _read: Callable[..., list[Any]]
     _ref_ready: bool = False
 
@@ -154,104 +155,107 @@ class ReferenceGraph:
                         "links": by_chunk.get(c.id, []),
                     }
                 )
+
+        def work(tx: Any) -> None:
+            self._exec(
+                tx,
+                "UNWIND $paths AS path MATCH (f:RefFile {project: $p, scope: $s, path: path}) "
+                "OPTIONAL MATCH (f)-[:HAS_CHUNK]->(c:Chunk) DETACH DELETE c, f",
+                project,
+                paths=paths,
+            )
+            self._exec(
+                tx,
+                "UNWIND $files AS row CREATE (f:RefFile {project: $p, scope: $s, path: row.path,"
+                " mtime_ns: row.m, size: row.n, hash: row.h, status: row.status, meta: row.meta,"
+                " error: row.error, error_line: row.line})",
+                project,
+                files=files,
+            )
+            for start in range(0, len(chunks), 1000):
+                self._exec(
+                    tx,
+                    "UNWIND $rows AS row MATCH (f:RefFile {project: $p, scope: $s, path: row.path}) "
+                    "CREATE (f)-[:HAS_CHUNK]->(:Chunk {project: $p, scope: $s, id: row.id,"
+                    " path: row.path, ord: row.ord, heading_path: row.hp, heading: row.heading,"
+                    " text: row.text,"
+                    " text_hash: row.th, links: row.links})",
+                    project,
+                    rows=chunks[start : start + 1000],
+                )
+            self._exec(
+                tx,
+                "UNWIND $paths AS path MATCH (a:Chunk {project: $p, scope: $s, path: path}) "
+                "MATCH (b:Chunk {project: $p, scope: $s, path: path, ord: a.ord + 1}) "
+                "CREATE (a)-[:NEXT]->(b)",
+                project,
+                paths=sorted({c["path"] for c in chunks}),
+            )
+
         try:
-            with self._session() as s, s.begin_transaction() as tx:
-                self._exec(
-                    tx,
-                    "UNWIND $paths AS path MATCH (f:RefFile {project: $p, scope: $s, path: path}) "
-                    "OPTIONAL MATCH (f)-[:HAS_CHUNK]->(c:Chunk) DETACH DELETE c, f",
-                    project,
-                    paths=paths,
-                )
-                self._exec(
-                    tx,
-                    "UNWIND $files AS row CREATE (f:RefFile {project: $p, scope: $s, path: row.path,"
-                    " mtime_ns: row.m, size: row.n, hash: row.h, status: row.status, meta: row.meta,"
-                    " error: row.error, error_line: row.line})",
-                    project,
-                    files=files,
-                )
-                for start in range(0, len(chunks), 1000):
-                    self._exec(
-                        tx,
-                        "UNWIND $rows AS row MATCH (f:RefFile {project: $p, scope: $s, path: row.path}) "
-                        "CREATE (f)-[:HAS_CHUNK]->(:Chunk {project: $p, scope: $s, id: row.id,"
-                        " path: row.path, ord: row.ord, heading_path: row.hp, heading: row.heading,"
-                        " text: row.text,"
-                        " text_hash: row.th, links: row.links})",
-                        project,
-                        rows=chunks[start : start + 1000],
-                    )
-                self._exec(
-                    tx,
-                    "UNWIND $paths AS path MATCH (a:Chunk {project: $p, scope: $s, path: path}) "
-                    "MATCH (b:Chunk {project: $p, scope: $s, path: path, ord: a.ord + 1}) "
-                    "CREATE (a)-[:NEXT]->(b)",
-                    project,
-                    paths=sorted({c["path"] for c in chunks}),
-                )
-                tx.commit()
-            self._relink(project)
+            # managed transactions: the driver runs each again on a deadlock with another client
+            # (the links below lock memory nodes every scope shares), as the memory writes do
+            self._write(work)
+            self._write(lambda tx: self._relink(tx, project))
         except IndexUnavailable:
             raise
         except Exception as exc:
             raise self._ref_error(exc) from None
 
-    def _relink(self, project: str) -> None:
-        """Rebuild REFERENCES and CITES_CHUNK edges of this scope from the stored link targets."""
+    def _relink(self, tx: Any, project: str) -> None:
+        """Rebuild REFERENCES and CITES_CHUNK edges of this scope from the stored link targets, in
+        transaction `tx` (a managed one: run again from the start on a deadlock)."""
         from ccmemory.core.reftree import REF_ROOT
 
         root = REF_ROOT + "/"
-        with self._session() as s, s.begin_transaction() as tx:
-            self._exec(tx, "MATCH (:Chunk {project: $p, scope: $s})-[r:REFERENCES]->() DELETE r", project)
-            self._exec(
-                tx,
-                "MATCH (:Memory {project: $p})-[r:CITES_CHUNK]->(:Chunk {project: $p, scope: $s}) DELETE r",
-                project,
+        self._exec(tx, "MATCH (:Chunk {project: $p, scope: $s})-[r:REFERENCES]->() DELETE r", project)
+        self._exec(
+            tx,
+            "MATCH (:Memory {project: $p})-[r:CITES_CHUNK]->(:Chunk {project: $p, scope: $s}) DELETE r",
+            project,
+        )
+        # links to reference files: the named section, else the file's first chunk
+        self._exec(
+            tx,
+            "MATCH (a:Chunk {project: $p, scope: $s}) WHERE size(a.links) > 0 "
+            "UNWIND a.links AS link WITH a, split(link, '#') AS parts WHERE parts[0] STARTS WITH $root "
+            "WITH a, parts[0] AS path, substring(parts[0], size($root)) + '#' + parts[1] AS want "
+            "MATCH (b:Chunk {project: $p, scope: $s, path: path}) "
+            "WITH a, b ORDER BY (b.id = want) DESC, b.ord "
+            "WITH a, head(collect(b)) AS b MERGE (a)-[:REFERENCES]->(b)",
+            project,
+            root=root,
+        )
+        # links to memory files: the memory that file currently serves
+        self._exec(
+            tx,
+            "MATCH (a:Chunk {project: $p, scope: $s}) WHERE size(a.links) > 0 "
+            "UNWIND a.links AS link WITH a, split(link, '#')[0] AS path WHERE NOT path STARTS WITH $root "
+            "MATCH (m:Memory {project: $p, path: path}) MERGE (a)-[:REFERENCES]->(m)",
+            project,
+            root=root,
+        )
+        cites = [
+            (r["src"], r["dst"])
+            for r in tx.run(
+                "MATCH (m:Memory {project: $p})-[:CITES]->(i:Ident) RETURN m.id AS src, i.id AS dst",
+                p=project,
             )
-            # links to reference files: the named section, else the file's first chunk
-            self._exec(
-                tx,
-                "MATCH (a:Chunk {project: $p, scope: $s}) WHERE size(a.links) > 0 "
-                "UNWIND a.links AS link WITH a, split(link, '#') AS parts WHERE parts[0] STARTS WITH $root "
-                "WITH a, parts[0] AS path, substring(parts[0], size($root)) + '#' + parts[1] AS want "
-                "MATCH (b:Chunk {project: $p, scope: $s, path: path}) "
-                "WITH a, b ORDER BY (b.id = want) DESC, b.ord "
-                "WITH a, head(collect(b)) AS b MERGE (a)-[:REFERENCES]->(b)",
-                project,
-                root=root,
-            )
-            # links to memory files: the memory that file currently serves
-            self._exec(
-                tx,
-                "MATCH (a:Chunk {project: $p, scope: $s}) WHERE size(a.links) > 0 "
-                "UNWIND a.links AS link WITH a, split(link, '#')[0] AS path WHERE NOT path STARTS WITH $root "
-                "MATCH (m:Memory {project: $p, path: path}) MERGE (a)-[:REFERENCES]->(m)",
-                project,
-                root=root,
-            )
-            cites = [
-                (r["src"], r["dst"])
-                for r in tx.run(
-                    "MATCH (m:Memory {project: $p})-[:CITES]->(i:Ident) RETURN m.id AS src, i.id AS dst",
-                    p=project,
-                )
-            ]
-            rows = []
-            for src, dst in cites:
-                ref = cited_reference(dst)
-                if ref is not None:
-                    path, _, anchor = ref.partition("#")
-                    rows.append({"src": src, "path": root + path, "id": ref if anchor else None})
-            self._exec(
-                tx,
-                "UNWIND $rows AS row MATCH (m:Memory {project: $p, id: row.src}) "
-                "MATCH (c:Chunk {project: $p, scope: $s, path: row.path}) "
-                "WHERE row.id IS NULL OR c.id = row.id MERGE (m)-[:CITES_CHUNK]->(c)",
-                project,
-                rows=rows,
-            )
-            tx.commit()
+        ]
+        rows = []
+        for src, dst in cites:
+            ref = cited_reference(dst)
+            if ref is not None:
+                path, _, anchor = ref.partition("#")
+                rows.append({"src": src, "path": root + path, "id": ref if anchor else None})
+        self._exec(
+            tx,
+            "UNWIND $rows AS row MATCH (m:Memory {project: $p, id: row.src}) "
+            "MATCH (c:Chunk {project: $p, scope: $s, path: row.path}) "
+            "WHERE row.id IS NULL OR c.id = row.id MERGE (m)-[:CITES_CHUNK]->(c)",
+            project,
+            rows=rows,
+        )
 
     def ref_refresh_status(self, project: str, status_of: Callable[[str], str]) -> int:
         rows = self._scoped(
@@ -262,16 +266,17 @@ class ReferenceGraph:
         changes = [c for c, r in zip(changes, rows, strict=True) if c["status"] != r["status"]]
         try:
             if changes:
-                with self._session() as s:
-                    self._exec(
-                        s,
+                self._write(
+                    lambda tx: self._exec(
+                        tx,
                         "UNWIND $rows AS row MATCH (f:RefFile {project: $p, scope: $s, path: row.path}) "
                         "SET f.status = row.status",
                         project,
                         rows=changes,
                     )
+                )
             if rows:
-                self._relink(project)
+                self._write(lambda tx: self._relink(tx, project))
         except Exception as exc:
             raise self._ref_error(exc) from None
         return len(changes)

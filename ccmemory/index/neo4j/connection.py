@@ -90,6 +90,9 @@ class Connection:
             self.driver.close()
             raise self._error(exc) from None
         self._vector_dim: int | None = None
+        # project -> (stamp, (memories, field length totals), document frequency per term), see
+        # MemoryReads._text_stats
+        self._text_kept: dict[str, tuple[str, tuple[int, tuple[int, int, int]], dict[str, int]]] = {}
 
     def _error(self, exc: BaseException) -> IndexUnavailable:
         if isinstance(exc, AuthError):
@@ -121,6 +124,15 @@ class Connection:
     def _read(self, query: str, **params: Any) -> list[Any]:
         with self._session() as s:
             return list(s.run(query, params))
+
+    def _read_stamped(self, query: str, **params: Any) -> tuple[list[Any], str | None]:
+        """`_read`, and where the database is in its history of commits afterwards: the bookmark
+        the server gives after a read (it names the last committed transaction), None when it
+        gives none. The same stamp twice means nothing was committed in between, by any client."""
+        with self._session() as s:
+            rows = list(s.run(query, params))
+            values = sorted(s.last_bookmarks().raw_values)
+        return rows, "|".join(values) or None
 
     def _ensure_schema(self) -> None:
         """The schema and its backfill (idempotent). Clients connecting at once to a fresh server

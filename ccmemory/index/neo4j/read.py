@@ -15,6 +15,9 @@ from ccmemory.index.neo4j.schema import FULLTEXT_INDEX, REL_PATTERN
 from ccmemory.index.query import lucene_match_terms
 from ccmemory.text import analyzer, bm25
 
+# the sizes of Lucene's top-k tried before filtering every match (MemoryReads._text_candidates)
+TEXT_TOP_K = (400, 1600, 6400)
+
 
 class MemoryReads(Connection):
     """Memories, their relations, problems and counts, for one project at a time."""
@@ -61,8 +64,12 @@ class MemoryReads(Connection):
     @wrap_errors
     def query(self, f: Filters, limit: int = 50, offset: int = 0) -> list[IndexedMemory]:
         where, params = where_clause(f)
+        # with ids, a seek on the (project, id) index: the clause's `(NOT $f_use_ids OR m.id IN
+        # $f_ids)` alone makes the planner read every memory of the project (the expansion of
+        # each search asks for its few neighbours so)
+        seek = "m.id IN $f_ids AND " if f.ids is not None else ""
         rows = self._read(
-            f"MATCH (m:Memory {{project: $p}}) WHERE {where} RETURN {RETURN_MEMORY} "
+            f"MATCH (m:Memory {{project: $p}}) WHERE {seek}{where} RETURN {RETURN_MEMORY} "
             "ORDER BY m.created DESC, m.id DESC SKIP $offset LIMIT $limit",
             p=f.project,
             offset=offset,
@@ -86,47 +93,110 @@ class MemoryReads(Connection):
         terms = analyzer.query_terms(text)
         if not terms:
             return []
+        rows, stamp = self._text_candidates(lucene_match_terms(terms), f)
+        if not rows:
+            return []
+        stats = self._text_stats(f.project, terms, stamp)
+        cands = [bm25.Candidate(r["id"], (r["t"] or "", r["b"] or "", r["f"] or "")) for r in rows]
+        return bm25.rank(terms, cands, stats)[:limit]
+
+    def _text_stats(self, project: str, terms: list[str], stamp: str | None) -> bm25.Stats:
+        """The project's statistics for BM25: memories, total field lengths, document frequency
+        of each term. Counting them reads every memory of the project (0.4-0.5 s at 100k) and
+        every match of each term, so they are kept per connection while the database has not
+        committed anything since `stamp` was taken (taken before they were read; no stamp, no
+        keeping): what the same reads would give, for repeated searches between writes. The
+        stamp is taken after the candidates were read, before these are: kept values are only
+        used while no commit came after it, so they are the state the stamp names."""
+        kept = self._text_kept.get(project)
+        if kept is not None and stamp is not None and kept[0] == stamp:
+            totals, df = kept[1], kept[2]
+        else:
+            st = self._read(
+                "MATCH (m:Memory {project: $p}) RETURN count(m) AS n, "
+                "sum(m.len_title) AS lt, sum(m.len_body) AS lb, sum(m.len_fields) AS lf",
+                p=project,
+            )[0]
+            totals = (int(st["n"]), (int(st["lt"] or 0), int(st["lb"] or 0), int(st["lf"] or 0)))
+            df = {}
+            if stamp is not None:
+                self._text_kept[project] = (stamp, totals, df)
+        missing = [t for t in dict.fromkeys(terms) if t not in df]
+        if missing:
+            rows = self._read(
+                "UNWIND $terms AS t CALL db.index.fulltext.queryNodes($index, t.q) YIELD node "
+                "WHERE node.project = $p RETURN t.term AS term, count(node) AS df",
+                index=FULLTEXT_INDEX,
+                terms=[{"term": t, "q": lucene_match_terms([t])} for t in missing],
+                p=project,
+            )
+            df.update({t: 0 for t in missing})  # a term no memory holds has no row
+            df.update({r["term"]: int(r["df"]) for r in rows})
+        return bm25.Stats(totals[0], totals[1], {t: df[t] for t in terms})
+
+    def _text_candidates(self, match: str, f: Filters) -> tuple[list[Any], str | None]:
+        """The first bm25.CANDIDATE_CAP memories passing `f` in (Lucene score desc, id) order,
+        and the stamp of the database after the first read (`Connection._read_stamped`).
+
+        Lucene's best `k` matches of the whole server (`queryNodes` with a limit: a top-k, not a
+        sort of every match) are filtered here; they settle the answer when at least CANDIDATE_CAP
+        pass and the last of those scores above the k-th match (every match left out scores at
+        most that: none can tie or pass it), or when there are fewer than `k` matches at all.
+        Otherwise `k` grows, and at the end every match is filtered, as before: the same rows
+        either way. At 100k memories a query matched 10k-36k of them, each filtered (properties
+        and a superseded check) before its top 100 were taken."""
         where, params = where_clause(f)
-        rows = self._read(
+        cap = bm25.CANDIDATE_CAP
+        stamp: str | None = None
+        for step, k in enumerate(TEXT_TOP_K):
+            raw, now = self._read_stamped(
+                "CALL db.index.fulltext.queryNodes($index, $q, {limit: $k}) YIELD node AS m, score "
+                f"WITH m, score, m.project = $p AND {where} AS keep "
+                "RETURN score, keep, CASE WHEN keep THEN m.id END AS id, "
+                "CASE WHEN keep THEN m.ft_title END AS t, CASE WHEN keep THEN m.ft_body END AS b, "
+                "CASE WHEN keep THEN m.ft_fields END AS f",
+                index=FULLTEXT_INDEX,
+                q=match,
+                k=k,
+                p=f.project,
+                **params,
+            )
+            stamp = now if step == 0 else stamp
+            kept = sorted((r for r in raw if r["keep"]), key=lambda r: (-r["score"], r["id"]))
+            if len(raw) < k:
+                return kept[:cap], stamp
+            if len(kept) >= cap and kept[cap - 1]["score"] > min(r["score"] for r in raw):
+                return kept[:cap], stamp
+        return self._every_text_match(match, f), stamp
+
+    def _every_text_match(self, match: str, f: Filters) -> list[Any]:
+        """`_text_candidates` by filtering every match of the server (the query used before)."""
+        where, params = where_clause(f)
+        return self._read(
             "CALL db.index.fulltext.queryNodes($index, $q) YIELD node AS m, score "
             f"WHERE m.project = $p AND {where} "
             "RETURN m.id AS id, m.ft_title AS t, m.ft_body AS b, m.ft_fields AS f "
             "ORDER BY score DESC, id ASC LIMIT $limit",
             index=FULLTEXT_INDEX,
-            q=lucene_match_terms(terms),
+            q=match,
             p=f.project,
             limit=bm25.CANDIDATE_CAP,
             **params,
         )
-        if not rows:
-            return []
-        st = self._read(
-            "MATCH (m:Memory {project: $p}) RETURN count(m) AS n, "
-            "sum(m.len_title) AS lt, sum(m.len_body) AS lb, sum(m.len_fields) AS lf",
-            p=f.project,
-        )[0]
-        dfs = self._read(
-            "UNWIND $terms AS t CALL db.index.fulltext.queryNodes($index, t.q) YIELD node "
-            "WHERE node.project = $p RETURN t.term AS term, count(node) AS df",
-            index=FULLTEXT_INDEX,
-            terms=[{"term": t, "q": lucene_match_terms([t])} for t in terms],
-            p=f.project,
-        )
-        stats = bm25.Stats(
-            int(st["n"]),
-            (int(st["lt"] or 0), int(st["lb"] or 0), int(st["lf"] or 0)),
-            {r["term"]: int(r["df"]) for r in dfs},
-        )
-        cands = [bm25.Candidate(r["id"], (r["t"] or "", r["b"] or "", r["f"] or "")) for r in rows]
-        return bm25.rank(terms, cands, stats)[:limit]
 
     @wrap_errors
     def edges(self, project: str, ids: Sequence[str]) -> list[Edge]:
         if not ids:
             return []
+        # each side from an index seek (one pattern with `a.id IN $ids OR b.id IN $ids` read every
+        # relation of the project); UNION drops the edges found from both ends
         rows = self._read(
-            f"MATCH (a:Memory {{project: $p}})-[r:{REL_PATTERN}]->(b:Memory {{project: $p}}) "
-            "WHERE a.id IN $ids OR b.id IN $ids "
+            f"MATCH (a:Memory {{project: $p}}) WHERE a.id IN $ids "
+            f"MATCH (a)-[r:{REL_PATTERN}]->(b:Memory {{project: $p}}) "
+            "RETURN a.id AS src, type(r) AS type, b.id AS dst, r.reason AS reason "
+            "UNION "
+            f"MATCH (b:Memory {{project: $p}}) WHERE b.id IN $ids "
+            f"MATCH (a:Memory {{project: $p}})-[r:{REL_PATTERN}]->(b) "
             "RETURN a.id AS src, type(r) AS type, b.id AS dst, r.reason AS reason",
             p=project,
             ids=list(ids),

@@ -13,6 +13,7 @@ SCHEMA_VERSION = 2
 FULLTEXT_INDEX = "memory_terms"
 LEGACY_FULLTEXT_INDEX = "memory_fulltext"  # schema 1: Lucene's english analyzer over the raw text
 VECTOR_INDEX = "embedding_vectors"
+SYNC_STATE_KEY = "sync_state_key"
 
 TYPE_LABELS: dict[str, str] = {name: "".join(p.title() for p in name.split("_")) for name in TYPES}
 ALL_TYPE_LABELS = ":".join(sorted(TYPE_LABELS.values()))
@@ -27,6 +28,10 @@ SCHEMA = (
     "CREATE CONSTRAINT session_key IF NOT EXISTS FOR (s:Session) REQUIRE (s.project, s.id) IS UNIQUE",
     "CREATE CONSTRAINT author_key IF NOT EXISTS FOR (a:Author) REQUIRE a.id IS UNIQUE",
     "CREATE CONSTRAINT project_key IF NOT EXISTS FOR (p:Project) REQUIRE p.name IS UNIQUE",
+    # one sync state per project and indexing user: without it two processes of one user could
+    # each MERGE one at the same moment (ensure_schema removes such duplicates before adding it)
+    f"CREATE CONSTRAINT {SYNC_STATE_KEY} IF NOT EXISTS FOR (x:SyncState) "
+    "REQUIRE (x.project, x.scope) IS UNIQUE",
     "CREATE CONSTRAINT embedding_key IF NOT EXISTS FOR (e:Embedding) "
     "REQUIRE (e.embedder, e.text_hash) IS UNIQUE",
     "CREATE INDEX memory_id IF NOT EXISTS FOR (m:Memory) ON (m.project, m.id)",
@@ -60,6 +65,13 @@ def ensure_schema(s: Any) -> None:
             "CALL (f) { SET f.scope = '' } IN TRANSACTIONS OF 5000 ROWS"
         ).consume()
     s.run(f"DROP INDEX {LEGACY_FULLTEXT_INDEX} IF EXISTS").consume()
+    if not list(s.run("SHOW CONSTRAINTS YIELD name WHERE name = $n RETURN name", n=SYNC_STATE_KEY)):
+        # a server from before the constraint may hold two states of one (project, scope): both
+        # go (which is current cannot be told), and the next reindex of that clone walks its vault
+        s.run(
+            "MATCH (x:SyncState) WITH x.project AS p, x.scope AS s, collect(x) AS xs "
+            "WHERE size(xs) > 1 UNWIND xs AS x DELETE x"
+        ).consume()
     for stmt in SCHEMA:
         run_schema(s, stmt)
     s.run("CALL db.awaitIndexes(300)").consume()

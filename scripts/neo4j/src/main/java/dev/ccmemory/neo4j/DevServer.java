@@ -41,13 +41,16 @@ public final class DevServer {
         int port = Integer.parseInt(args[1]);
         String password = args[2];
         Path ready = Path.of(args[3]);
+        // page cache in MB (scripts/neo4j-dev passes CCMEMORY_NEO4J_DEV_PAGECACHE through the environment)
+        String cacheEnv = System.getenv("CCMEMORY_NEO4J_DEV_PAGECACHE");
+        long pageCacheMb = cacheEnv == null || cacheEnv.isBlank() ? 128L : Long.parseLong(cacheEnv.trim());
 
         DatabaseManagementService service = new DatabaseManagementServiceBuilder(home)
                 .setConfig(BoltConnector.enabled, true)
                 .setConfig(BoltConnector.listen_address, new SocketAddress("127.0.0.1", port))
                 .setConfig(BoltConnector.encryption_level, BoltConnector.EncryptionLevel.DISABLED)
                 .setConfig(GraphDatabaseSettings.auth_enabled, true)
-                .setConfig(GraphDatabaseSettings.pagecache_memory, 128L * 1024 * 1024)
+                .setConfig(GraphDatabaseSettings.pagecache_memory, pageCacheMb * 1024 * 1024)
                 .setConfig(GraphDatabaseSettings.keep_logical_logs, "false")
                 .setConfig(GraphDatabaseSettings.transaction_timeout, Duration.ofMinutes(10))
                 // A throw-away server: no phoning home, and no multi-second grace periods on stop.
