@@ -110,6 +110,9 @@ def test_panel_lists_suggestions_with_evidence_and_the_actions_act(
     assert RULE.lower() in str(memory.fields["question"]).lower()
     assert {x.target for x in memory.relations if x.type == "RELATES_TO"} == set(ids["rule"])
     assert set(by_kind(r)) == {"file"}
+    again = r.request("POST", url, headers={"X-CSRF-Token": csrf})  # a second click writes nothing
+    assert again[0] == 404 and b"no current suggestion" in again[2]
+    assert git(root, "status", "--porcelain", "--untracked-files=all").strip() == f"?? {done['path']}"
     assert get(r, f"/api/memory/{done['id']}")["memory"]["title"] == memory.title
 
     # dismiss: remembered (the CLI does not list it either), writes no memory

@@ -239,7 +239,11 @@ def _suggestion_key(req: Request) -> tuple[str, Response | None]:
 
 def _no_suggestion(key: str) -> Response:
     return JSONResponse(
-        {"error": "not_found", "message": f"no suggestion {key!r} (the patterns changed?)"}, status_code=404
+        {
+            "error": "not_found",
+            "message": f"no current suggestion {key!r} (accepted or dismissed, or the memories changed)",
+        },
+        status_code=404,
     )
 
 

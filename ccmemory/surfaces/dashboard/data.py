@@ -654,10 +654,11 @@ class Dash:
 
     def accept_suggestion(self, key: str) -> dict[str, Any] | None:
         """Write the memory suggestion `key` proposes (features.suggest.accept: the one builder,
-        redacted and validated; a new file, uncommitted). None: no such suggestion."""
+        redacted and validated; a new file, uncommitted). None: no such current suggestion (an
+        accepted or dismissed one is not current, so a second click never writes it twice)."""
         from ccmemory.features import suggest
 
-        found = suggest.find(self.svc, key)
+        found = next((s for s in suggest.suggestions(self.svc) if s.key == key), None)
         if found is None:
             return None
         rec = suggest.accept(self.svc, found)
@@ -676,7 +677,7 @@ class Dash:
         """Never show suggestion `key` again (features.suggest.dismiss). False: no such suggestion."""
         from ccmemory.features import suggest
 
-        if suggest.find(self.svc, key) is None:
+        if not any(s.key == key for s in suggest.suggestions(self.svc)):
             return False
         suggest.dismiss(self.svc, key)
         self._cache.pop("suggestions", None)
