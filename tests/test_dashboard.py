@@ -19,7 +19,7 @@ except ImportError:  # pragma: no cover
     import site_cdp  # type: ignore[no-redef]
 
 ARTIFACTS = REPO_ROOT / "test-artifacts" / "dashboard"
-API = ["overview", "review", "memories", "retrievals", "patterns", "graph", "team", "stats"]
+API = ["overview", "review", "memories", "retrievals", "patterns", "suggestions", "graph", "team", "stats"]
 
 
 @pytest.fixture(scope="module")
@@ -218,7 +218,7 @@ def test_browser_pages_and_screenshots(running: Running, project: Project, brows
         assert int(browser.eval(f"document.querySelector('#by-type td[data-type={t}]').textContent")) == n
     assert "heuristic" in browser.eval("document.getElementById('metric-cognitive_coefficient').textContent")
     shot(browser, "overview")
-    for page in ["review", "memories", "retrievals", "patterns", "team"]:
+    for page in ["review", "memories", "retrievals", "patterns", "suggestions", "team"]:
         browser.goto(f"{running.base}/{page}")
         browser.wait_for("document.readyState === 'complete'")
         assert browser.eval("document.querySelector('h1').textContent")

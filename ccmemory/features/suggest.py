@@ -280,20 +280,90 @@ def from_files(mems: Sequence[IndexedMemory]) -> list[Suggestion]:
     return out
 
 
-def suggestions(svc: Service, *, include_dismissed: bool = False) -> list[Suggestion]:
-    """Every current suggestion (dismissed and accepted ones left out unless asked)."""
+def compute(svc: Service) -> list[Suggestion]:
+    """Every suggestion the patterns find now, dismissed ones included (no cache)."""
     from ccmemory.features.analysis import all_edges, all_memories
 
     mems = all_memories(svc, include_superseded=True)
     in_force = all_memories(svc, include_superseded=False)
     edges = all_edges(svc, [m.id for m in mems])
-    found = [
+    return [
         *from_corrections(in_force),
         *from_exceptions(in_force),
         *from_revisions(mems, edges),
         *from_files(in_force),
         *from_recurring_corrections(in_force),
     ]
+
+
+# --- the pattern job's cache -------------------------------------------------------------------
+# The capture worker recomputes the suggestions after its jobs (`refresh`), off the hook path, and
+# keeps them in .ccmemory/local/suggestions.json keyed by the index state; the dashboard, MCP
+# `list_suggestions` and `ccmemory suggest` read them from there while the key still matches and
+# recompute (and store) them otherwise. Dismissals are applied on reading, so they never make the
+# cache stale.
+
+CACHE_NAME = "suggestions.json"
+CACHE_VERSION = 1  # bump when a pattern rule changes: results cached by older rules become stale
+
+
+def state_key(svc: Service) -> str:
+    """What the suggestions depend on, hashed: every indexed file's content hash (memories,
+    relations and supersession all come from the files), how many memories the viewer sees and
+    how many are curated (a status change with no file change), the viewer and the rules' version."""
+    states = svc.index.file_states(svc.project)
+    seen = svc.view.count(svc.filters(include_superseded=True))
+    curated = svc.view.count(svc.filters(status="curated", include_superseded=True))
+    h = hashlib.sha256(f"{CACHE_VERSION}\0{svc.project}\0{svc.viewer}\0{seen}\0{curated}".encode())
+    for path in sorted(states):
+        h.update(f"\0{path}\0{states[path].hash}".encode())
+    return h.hexdigest()
+
+
+def _cache_path(svc: Service) -> Any:
+    return svc.vault.dir / "local" / CACHE_NAME
+
+
+def cached(svc: Service, key: str | None = None) -> list[Suggestion] | None:
+    """The stored suggestions if they were computed from the index as it is now, else None."""
+    import json
+
+    try:
+        data = json.loads(_cache_path(svc).read_text(encoding="utf-8"))
+        if data.get("key") != (key or state_key(svc)):
+            return None
+        return [Suggestion(**item) for item in data["suggestions"]]
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None  # absent, torn by hand, or from another version: recompute
+
+
+def refresh(svc: Service) -> list[Suggestion]:
+    """Compute the suggestions and store them with the index state they were computed from (the
+    key is taken first: an index changing meanwhile leaves the stored result stale, never wrong)."""
+    import contextlib
+    import json
+    from dataclasses import asdict
+
+    from ccmemory.core.atomic import atomic_write
+
+    key = state_key(svc)
+    found = compute(svc)
+    data = {"key": key, "suggestions": [asdict(s) for s in found]}
+    with contextlib.suppress(OSError):  # a read-only .ccmemory/local/: the answer is right, only not kept
+        atomic_write(_cache_path(svc), json.dumps(data).encode(), overwrite=True)
+    return found
+
+
+def current(svc: Service) -> list[Suggestion]:
+    """Every suggestion (dismissed ones included): from the cache when fresh, else computed."""
+    key = state_key(svc)
+    hit = cached(svc, key)
+    return hit if hit is not None else refresh(svc)
+
+
+def suggestions(svc: Service, *, include_dismissed: bool = False) -> list[Suggestion]:
+    """Every current suggestion (dismissed and accepted ones left out unless asked)."""
+    found = current(svc)
     if include_dismissed:
         return found
     store = _store(svc)

@@ -38,6 +38,7 @@ EVENTS = (
     "SessionEnd",
 )
 MAX_STDIN = 8 * 1024 * 1024
+_T0 = time.perf_counter()  # reset at main()'s entry: SessionStart records its own latency (TTC)
 PRE_CUT = 16 * 1024  # tool command/error text redacted before the 500-character cut (events.py)
 
 
@@ -99,6 +100,8 @@ def _root_for(payload: dict[str, Any] | None) -> str | None:
 
 def main(argv: list[str]) -> int:
     """Entry point: argv = [event] (the words after `ccmemory hook`). Always returns 0."""
+    global _T0
+    _T0 = time.perf_counter()
     from ccmemory.core import settings  # stdlib `os` only: the fast path stays lean
 
     if settings.DISABLE.get():
@@ -308,6 +311,9 @@ def session_start(root: str, payload: dict[str, Any]) -> None:
     out = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
     sys.stdout.write(json.dumps(out) + "\n")
     sys.stdout.flush()
+    # the seed's Time-to-Context: this hook's own time from its entry to the context written (the
+    # interpreter's start-up before main() is not included)
+    elapsed_ms = round((time.perf_counter() - _T0) * 1000, 1)
     from ccmemory.core import spool
 
     spool.append(
@@ -318,6 +324,7 @@ def session_start(root: str, payload: dict[str, Any]) -> None:
             "source": payload.get("source"),
             "ids": ids,
             "chars": len(text),
+            "ms": elapsed_ms,
         },
         fsync=False,
     )

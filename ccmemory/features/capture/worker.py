@@ -237,17 +237,38 @@ class Worker:
         idle = self.settings.worker_idle_seconds if idle_seconds is None else idle_seconds
         settle_s = self.settings.worker_settle_seconds if settle is None else settle
         done = 0
+        dirty = False  # jobs ran since the suggestions were last computed
         last = time.monotonic()
         while True:
             ready = [p for p in jobs.pending(self.paths) if _age(p) >= settle_s and _due(p)]
             if ready:
                 self.run_job(ready[0])
                 done += 1
+                dirty = True
                 last = time.monotonic()
                 continue
+            if dirty:  # the queue is empty: the pattern job, once per batch of jobs
+                self.pattern_job()
+                dirty = False
             if time.monotonic() - last >= idle and not _waiting(self.paths):
                 return done
             time.sleep(0.2)
+
+    def pattern_job(self) -> None:
+        """Recompute the suggestions (features.suggest) and keep them in .ccmemory/local/, so the
+        dashboard, MCP and `ccmemory suggest` answer without recomputing. Off the hook path (this
+        is the detached worker); a failure is logged, never the capture's to fail."""
+        svc = self.store.service()
+        if svc is None:
+            return
+        try:
+            from ccmemory.features import suggest
+
+            svc.reindex()  # the memories just written by path, and anything changed by hand
+            found = suggest.refresh(svc)
+            log.info("pattern job: %d suggestion(s)", len(found))
+        except Exception:
+            log.warning("pattern job failed", exc_info=True)
 
     def close(self) -> None:
         self.store.close()

@@ -23,6 +23,9 @@ def suggest_cmd(accept_key: str | None, dismiss_key: str | None, show_all: bool,
     Nothing is written until you --accept a suggestion: its memory is written like any other
     (redacted, validated, related to its evidence) and shows up in `git status` for review.
     --dismiss remembers your choice on this machine (.ccmemory/local/).
+    The capture worker computes the suggestions after its jobs and keeps them in
+    .ccmemory/local/suggestions.json; they are read from there while the index is unchanged and
+    recomputed otherwise.
     """
     from ccmemory.features import suggest
 

@@ -62,6 +62,7 @@ PAGES = [
     ("/memories", "Memories"),
     ("/retrievals", "Retrievals"),
     ("/patterns", "Patterns"),
+    ("/suggestions", "Suggestions"),
     ("/graph", "Graph"),
     ("/team", "Team"),
     ("/sessions", "Sessions"),
@@ -229,6 +230,52 @@ def _session_page(dash: Dash, page: Callable[..., HTMLResponse]) -> Callable[[Re
     return inner
 
 
+def _suggestion_key(req: Request) -> tuple[str, Response | None]:
+    key = req.query_params.get("key") or ""
+    if not key or len(key) > 200:
+        return key, JSONResponse({"error": "invalid_argument", "message": "key is required"}, status_code=400)
+    return key, None
+
+
+def _no_suggestion(key: str) -> Response:
+    return JSONResponse(
+        {
+            "error": "not_found",
+            "message": f"no current suggestion {key!r} (accepted or dismissed, or the memories changed)",
+        },
+        status_code=404,
+    )
+
+
+def _suggestion_actions(dash: Dash, locked: Callable[..., Any]) -> list[Route]:
+    """POST /api/suggestions/accept and /dismiss?key=KEY (the Guard checks CSRF and origin)."""
+
+    @locked
+    def accept(req: Request) -> Response:
+        key, bad = _suggestion_key(req)
+        if bad is not None:
+            return bad
+        try:
+            done = dash.accept_suggestion(key)
+        except ValueError as exc:  # the builder refused the memory (validation)
+            return JSONResponse({"error": "invalid_memory", "message": str(exc)}, status_code=409)
+        return JSONResponse(done) if done is not None else _no_suggestion(key)
+
+    @locked
+    def dismiss(req: Request) -> Response:
+        key, bad = _suggestion_key(req)
+        if bad is not None:
+            return bad
+        if not dash.dismiss_suggestion(key):
+            return _no_suggestion(key)
+        return JSONResponse({"dismissed": key})
+
+    return [
+        Route("/api/suggestions/accept", accept, methods=["POST"]),
+        Route("/api/suggestions/dismiss", dismiss, methods=["POST"]),
+    ]
+
+
 def create_app(dash: Dash, *, token: str, port: int) -> Any:
     env = _environment()
     csrf = csrf_for(token)
@@ -274,6 +321,7 @@ def create_app(dash: Dash, *, token: str, port: int) -> Any:
         "/api/memory/{id}": lambda req, limit: dash.memory(req.path_params["id"]),
         "/api/retrievals": lambda req, limit: dash.retrievals(limit),
         "/api/patterns": lambda req, limit: dash.patterns(limit),
+        "/api/suggestions": lambda req, limit: dash.suggestions(limit),
         "/api/graph": lambda req, limit: dash.graph(
             topic=req.query_params.get("topic"),
             file=req.query_params.get("file"),
@@ -353,6 +401,7 @@ def create_app(dash: Dash, *, token: str, port: int) -> Any:
     routes += [
         Route("/api/promote", do_promote, methods=["POST"]),
         Route("/api/dismiss", do_dismiss, methods=["POST"]),
+        *_suggestion_actions(dash, locked),
         Route("/", overview_page),
         Route("/review", simple("review.html", lambda req: dash.review(200))),
         Route("/memories", simple("memories.html", lambda req: dash.memories(**_memory_args(req, 100)))),
@@ -360,6 +409,7 @@ def create_app(dash: Dash, *, token: str, port: int) -> Any:
         Route("/memory/{id}/file", memory_file),
         Route("/retrievals", simple("retrievals.html", lambda req: dash.retrievals(100))),
         Route("/patterns", simple("patterns.html", lambda req: dash.patterns(100))),
+        Route("/suggestions", simple("suggestions.html", lambda req: dash.suggestions(200))),
         Route("/graph", simple("graph.html", lambda req: {"topic": req.query_params.get("topic", "")})),
         Route("/team", simple("team.html", lambda req: dash.team(100))),
         Route(

@@ -628,3 +628,57 @@ class Dash:
     def dismiss(self, key: str) -> None:
         self.store.dismiss(key)
         self._cache.pop("review", None)
+
+    # --- suggestions (issue 31) --------------------------------------------------------------------
+    def suggestions(self, limit: int = 50) -> dict[str, Any]:
+        """The current suggestions (features.suggest, dismissed and accepted ones left out), each
+        with its evidence as memory cards (links to their pages)."""
+
+        def build() -> dict[str, Any]:
+            from ccmemory.features import suggest
+
+            snap = self.snapshot()
+            by_id = {m.id: m for m in snap.mems}
+            items = []
+            for s in suggest.suggestions(self.svc):
+                evidence = []
+                for i in s.evidence:
+                    m = by_id.get(i) or self.svc.get(i)
+                    evidence.append(card(m) if m is not None else {"id": i, "missing": True})
+                items.append({**s.as_dict(), "evidence_memories": evidence})
+            return {"suggestions": items, "count": len(items)}
+
+        data = dict(self.cached("suggestions", build))
+        data["suggestions"] = data["suggestions"][:limit]
+        return data
+
+    def accept_suggestion(self, key: str) -> dict[str, Any] | None:
+        """Write the memory suggestion `key` proposes (features.suggest.accept: the one builder,
+        redacted and validated; a new file, uncommitted). None: no such current suggestion (an
+        accepted or dismissed one is not current, so a second click never writes it twice)."""
+        from ccmemory.features import suggest
+
+        found = next((s for s in suggest.suggestions(self.svc) if s.key == key), None)
+        if found is None:
+            return None
+        rec = suggest.accept(self.svc, found)
+        self.refresh(force=True)
+        self._cache.clear()
+        return {
+            "key": found.key,
+            "accepted": True,
+            "id": rec.memory.id,
+            "path": rec.path,
+            "status": rec.status,
+            "notice": rec.notice,
+        }
+
+    def dismiss_suggestion(self, key: str) -> bool:
+        """Never show suggestion `key` again (features.suggest.dismiss). False: no such suggestion."""
+        from ccmemory.features import suggest
+
+        if not any(s.key == key for s in suggest.suggestions(self.svc)):
+            return False
+        suggest.dismiss(self.svc, key)
+        self._cache.pop("suggestions", None)
+        return True

@@ -78,6 +78,7 @@ def inputs(
         prompt_problem=prompt_problem,
         user=svc.config.user_id,
         autonomy=autonomy_rows(svc),
+        ttc=seed.ttc_rows(svc.vault.dir / "local"),
     )
 
 

@@ -87,6 +87,8 @@ class Inputs:
     # the seed's loop efficiency (seed.py): (session start, AI actions, human interventions) per
     # session record with an autonomy score (ccmemory.features.sessions.autonomy)
     autonomy: Sequence[tuple[str, int, int]] = ()
+    # the seed's time-to-context (seed.py): (ts, session, ms) per SessionStart injection
+    ttc: Sequence[tuple[str, str, float]] = ()
 
 
 def reexplained_flags(

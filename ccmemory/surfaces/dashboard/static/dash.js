@@ -44,6 +44,23 @@
           flash(res.body.message || "dismiss failed", true);
         }
       });
+    } else if (t.classList.contains("accept-suggestion") || t.classList.contains("dismiss-suggestion")) {
+      var skey = t.getAttribute("data-key");
+      var accepting = t.classList.contains("accept-suggestion");
+      t.disabled = true;
+      post("/api/suggestions/" + (accepting ? "accept" : "dismiss") + "?key=" + encodeURIComponent(skey)).then(function (res) {
+        if (res.ok) {
+          var item = t.closest("li.suggestion");
+          if (item) item.remove();
+          flash(accepting ? "Written: " + res.body.path + " (" + res.body.status + "); review and commit it." :
+                "Dismissed; it stays dismissed on this machine.");
+          document.body.setAttribute("data-suggestion", accepting ? res.body.path : "dismissed");
+        } else {
+          flash(res.body.message || "failed", true);
+          document.body.setAttribute("data-suggestion", "error");
+          t.disabled = false;
+        }
+      });
     } else if (t.classList.contains("copy")) {
       var cite = t.getAttribute("data-cite");
       var done = function () { flash("Copied " + cite); t.setAttribute("data-copied", cite); };
