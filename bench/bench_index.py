@@ -27,6 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 from ccmemory.core.model import TYPES, Memory, Relation, new_id  # noqa: E402
 from ccmemory.core.vault import Vault  # noqa: E402
+from ccmemory.features.cothinker import COTHINKER_TYPES  # noqa: E402
 
 WORDS = (
     "auth token cookie session cache redis postgres migration schema index query retry backoff deploy "
@@ -63,7 +64,9 @@ def make_vault(root: Path, n: int, seed: int = 7) -> None:
     subprocess.run(["git", "config", "user.name", "Bench"], cwd=root, check=True)
     (root / ".ccmemory" / "local").mkdir(parents=True)
     vault = Vault(root)
-    types = list(TYPES)
+    # the eleven types of the original layout: the co-thinker types (issue 31) need fields these
+    # memories do not have, and leaving them out keeps a given seed's vault as it was
+    types = [t for t in TYPES if t not in COTHINKER_TYPES]
     ids: list[str] = []
     start = datetime(2025, 1, 1, tzinfo=UTC)
     for i in range(n):

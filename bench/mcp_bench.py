@@ -29,6 +29,7 @@ from _mcp_client import SyncClient, make_repo
 
 from ccmemory.core.model import TYPES, Memory, Relation, new_id
 from ccmemory.core.vault import Vault, render
+from ccmemory.features.cothinker import COTHINKER_TYPES
 
 WORDS = (
     "auth token cookie session cache queue worker retry timeout database index migration schema api "
@@ -47,7 +48,9 @@ def synth(root: Path, n: int, seed: int = 7, topics: int = 400) -> None:
     rnd = random.Random(seed)
     topic_names = [f"{a}-{b}" for a in WORDS for b in WORDS if a != b][:topics]
     vault = Vault(root)
-    types = list(TYPES)
+    # the eleven types of the original layout: the co-thinker types (issue 31) need fields these
+    # memories do not have, and leaving them out keeps a given seed's vault as it was
+    types = [t for t in TYPES if t not in COTHINKER_TYPES]
     start = datetime(2025, 1, 1, tzinfo=UTC)
     ids: list[str] = []
     for i in range(n):

@@ -27,6 +27,7 @@ sys.path.insert(0, str(REPO_ROOT))
 from ccmemory.app.vaultinit import init_vault  # noqa: E402
 from ccmemory.core.model import TYPES, Memory, Relation, new_id  # noqa: E402
 from ccmemory.core.vault import Vault  # noqa: E402
+from ccmemory.features.cothinker import COTHINKER_TYPES  # noqa: E402
 
 SYLLABLES = "ka lo mi ne ru sa te vi zo ba de fu gi ho ju".split()
 TOPICS = [f"topic-{i}" for i in range(40)]
@@ -52,7 +53,9 @@ def make(n: int, rng: random.Random) -> list[Memory]:
     VOCAB = vocabulary(rng)
     start = datetime(2025, 1, 1, tzinfo=UTC)
     mems: list[Memory] = []
-    types = list(TYPES)
+    # the eleven types of the original layout: the co-thinker types (issue 31) need fields these
+    # memories do not have, and leaving them out keeps a given seed's vault as it was
+    types = [t for t in TYPES if t not in COTHINKER_TYPES]
     for i in range(n):
         mtype = types[i % len(types)]
         m = Memory(

@@ -101,7 +101,9 @@ def make_vault(root: Path, n: int, seed: int = 7) -> float:
     (vault / "local").mkdir(parents=True, exist_ok=True)
     (vault / "config.yaml").write_text("project: scale-bench\n", encoding="utf-8")
     (root / ".gitignore").write_text(".ccmemory/local/\n", encoding="utf-8")
-    types = list(TYPES)
+    # the eleven types of the original layout (the co-thinker types of issue 31 are left out, so a
+    # given --seed builds the same vault as before they existed)
+    types = list(_OWN)
     for mtype in types:
         (vault / TYPES[mtype].folder).mkdir(exist_ok=True)
     start = datetime(2024, 1, 1, tzinfo=UTC)
