@@ -112,7 +112,6 @@ NOT_MEASURABLE = [
     "onboarding_acceleration",
     "tribal_knowledge_capture_rate",
     "bridge_validation_rate",
-    "hypothesis_usefulness",
     "active_research_value",
 ]
 
@@ -137,6 +136,8 @@ def check(data: dict[str, Any]) -> None:
     # are written by hand without one
     ttc = seed["time_to_context"]  # measured from the SessionStart hook's latency (test_seed_ttc.py)
     assert ttc["value"] is None and "latency" in ttc["why"]
+    hu = seed["hypothesis_usefulness"]  # measured below (test_hypothesis_usefulness_by_hand)
+    assert hu["value"] is None and hu["why"] == "no hypothesis proposed"
     le = seed["loop_efficiency"]
     assert le["value"] is None and le["why"] == "no session record with an autonomy score"
     # ours stays, beside the seed's: e.g. our evolution rate counts superseded decisions (d1) / 4
@@ -243,3 +244,35 @@ def test_quarter_report_carries_the_seed_metrics_and_hours_saved(vault: Path) ->
     assert r["hours_saved"]["hours"] == pytest.approx(0.3)  # all 3 avoided re-explanations are recent
     md = cli(vault, "report", "--period", "quarter", "--format", "markdown", env=ENV).stdout
     assert "| Rule Exception Rate | 0.50 |" in md and "120 USD/h (assumed, config)" in md
+
+
+def test_hypothesis_usefulness_by_hand(tmp_path: Path) -> None:
+    """Three proposals; one tested within 30 days (1/3). By hand:
+    h1 open 40 days ago, superseded by h1b supported 35 days ago: 5 days later, tested;
+    h2 open 60 days ago, superseded by h2b refuted 10 days ago: 50 days later, not in the window;
+    h3 open 2 days ago, nothing since: not tested. h1b and h2b are versions, not proposals."""
+    from ccmemory.app.vaultinit import init_vault
+
+    root = tmp_path / "repo"
+    init_git(root)
+    init_vault(root)
+    now = datetime.now(UTC).replace(microsecond=0)
+    ids: dict[str, str] = {}
+
+    def add(key: str, title: str, days: float, status: str, **kw: Any) -> None:
+        fields = {"prediction": "we will see it in the logs", "status": status}
+        ids[key], _ = add_memory(
+            root, title, "hypothesis", created=now - timedelta(days=days), fields=fields, **kw
+        )
+
+    add("h1", "Retries cause the duplicate invoices", 40, "open")
+    add("h1b", "Retries cause the duplicate invoices (supported)", 35, "supported", supersedes=[ids["h1"]])
+    add("h2", "The cache hides stale prices", 60, "open")
+    add("h2b", "The cache hides stale prices (refuted)", 10, "refuted", supersedes=[ids["h2"]])
+    add("h3", "Cold starts come from the ORM import", 2, "open")
+    commit_all(root, "hypotheses")
+    cli(root, "reindex")
+    seed = json.loads(cli(root, "stats", "--json", env=ENV).stdout)["seed_metrics"]
+    hu = seed["hypothesis_usefulness"]
+    assert hu["value"] == pytest.approx(1 / 3) and (hu["part"], hu["whole"]) == (1, 3), hu
+    assert "30 days" in hu["formula"] and "PROJECT_VISION.md" in hu["source"]

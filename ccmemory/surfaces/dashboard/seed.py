@@ -26,6 +26,7 @@ SEED = "patrickkidd/ccmemory"
 DUPLICATE_COSINE = 0.85  # TELEMETRY.md, RER detection: "semantic similarity >0.85"
 PROMPT_CAP = 1000  # newest context events embedded at most (cost bound)
 PROMPT_CHARS = 1000  # per prompt (the local model reads about 256 word pieces)
+HYPOTHESIS_WINDOW_DAYS = 30  # PROJECT_VISION.md: "hypotheses tested within 30 days"
 DRR_WINDOW_DAYS = 30  # TELEMETRY.md's DRR query: decisions of the last 30 days ("new decisions")
 PRECEDENT = ("CITES", "SUPERSEDES", "DEPENDS_ON")  # the seed's CITES|SUPERSEDES|BASED_ON
 EXPLANATION_SIGNALS = frozenset({"correction", "preference", "context"})
@@ -142,10 +143,11 @@ DEFINITIONS: dict[str, Definition] = {
     ),
     "hypothesis_usefulness": Definition(
         "Hypothesis usefulness",
-        "hypotheses tested (supported or refuted) within 30 days ÷ hypotheses proposed",
+        f"hypotheses tested (supported or refuted) within {HYPOTHESIS_WINDOW_DAYS} days ÷ hypotheses "
+        "proposed; a proposal is a hypothesis memory that supersedes no other hypothesis, and it is "
+        "tested when it, or a later version superseding it (transitively), has status supported or "
+        f"refuted and was created at most {HYPOTHESIS_WINDOW_DAYS} days after the proposal",
         "doc/PROJECT_VISION.md (Success Metrics (Revised), tertiary)",
-        unmeasurable="hypotheses are not a memory type this metric can read yet: nothing records "
-        "when one was proposed, tested, supported or refuted",
     ),
     "active_research_value": Definition(
         "Active research value",
@@ -262,6 +264,7 @@ def compute(inp: mx.Inputs, at: datetime | None = None) -> dict[str, dict[str, A
     out["knowledge_sharing_index"] = _ksi(inp, decisions, cut)
     out["loop_efficiency"] = _loop_efficiency(inp, cut)
     out["time_to_context"] = _ttc(inp, cut)
+    out["hypothesis_usefulness"] = _hypothesis_usefulness(mems)
     for key, d in DEFINITIONS.items():
         if d.unmeasurable:
             out[key] = not_measurable(d.unmeasurable)
@@ -334,6 +337,41 @@ def _ttc(inp: mx.Inputs, cut: str) -> dict[str, Any]:
         "target": f"p95 < {TTC_TARGET_S:g} s",
         "meets_target": p95 < TTC_TARGET_S,
     }
+
+
+def _hypothesis_usefulness(mems: Sequence[Any]) -> dict[str, Any]:
+    """Proposals (hypotheses superseding no hypothesis) tested within the window: the proposal or a
+    later version of it (superseding it, transitively) says supported or refuted, created at most
+    HYPOTHESIS_WINDOW_DAYS after the proposal."""
+    from ccmemory.core.model import parse_timestamp
+    from ccmemory.features.cothinker import status_of
+
+    hyps = {m.id: m for m in mems if m.type == "hypothesis"}
+    later: dict[str, list[str]] = {}  # a version -> the versions that supersede it
+    for m in hyps.values():
+        for old in m.supersedes:
+            if old in hyps:
+                later.setdefault(old, []).append(m.id)
+    roots = [m for m in hyps.values() if not any(old in hyps for old in m.supersedes)]
+    window = timedelta(days=HYPOTHESIS_WINDOW_DAYS)
+    tested = 0
+    for root in roots:
+        proposed = parse_timestamp(root.created)
+        chain, todo = {root.id}, [root.id]
+        while todo:
+            for newer in later.get(todo.pop(), ()):
+                if newer not in chain:
+                    chain.add(newer)
+                    todo.append(newer)
+        decided = [
+            when
+            for v in chain
+            if status_of(hyps[v].fields) in ("supported", "refuted")
+            and (when := parse_timestamp(hyps[v].created)) is not None
+        ]
+        if proposed is not None and any(when - proposed <= window for when in decided):
+            tested += 1
+    return _ratio(tested, len(roots), "no hypothesis proposed")
 
 
 def _ratio(part: int, whole: int, why: str) -> dict[str, Any]:
