@@ -108,7 +108,6 @@ EXPECTED = {
     "knowledge_sharing_index": 2 / 3,
 }
 NOT_MEASURABLE = [
-    "correction_velocity",
     "onboarding_acceleration",
     "tribal_knowledge_capture_rate",
     "bridge_validation_rate",
@@ -136,6 +135,8 @@ def check(data: dict[str, Any]) -> None:
     # are written by hand without one
     ttc = seed["time_to_context"]  # measured from the SessionStart hook's latency (test_seed_ttc.py)
     assert ttc["value"] is None and "latency" in ttc["why"]
+    cv = seed["correction_velocity"]  # measured from the capture worker's log (test_seed_cv.py)
+    assert cv["value"] is None and "correction-velocity.jsonl" in cv["why"]
     hu = seed["hypothesis_usefulness"]  # measured below (test_hypothesis_usefulness_by_hand)
     assert hu["value"] is None and hu["why"] == "no hypothesis proposed"
     le = seed["loop_efficiency"]
@@ -164,7 +165,8 @@ def test_mcp_get_metrics_gives_the_same_figures(vault: Path) -> None:
     with SyncClient.stdio(vault, env=ENV) as client:
         data = client.call("get_metrics")
     check(data)
-    assert any(n.startswith("correction_velocity") for n in data["not_measured"])
+    assert any(n.startswith("onboarding_acceleration") for n in data["not_measured"])
+    assert not any(n.startswith("correction_velocity") for n in data["not_measured"])
 
 
 @pytest.fixture

@@ -90,16 +90,21 @@ class Worker:
         jobs.write_json(path, job, overwrite=True)  # the attempt counts even if we die now
         try:
             if "plan" not in job:
-                plan, ranges = self.make_plan(job)
+                plan, ranges, cv_rows = self.make_plan(job)
                 job["plan"], job["ranges"] = plan.to_json(), ranges
+                if cv_rows:
+                    job["cv"] = cv_rows
                 jobs.write_json(path, job, overwrite=True)
             plan = Plan.from_json(job["plan"])
+            before = self.store.existing_ids() if job.get("cv") else set()
             pause = env_settings.WORKER_TEST_PAUSE.value()
             if pause:
                 self._apply_slowly(plan, pause)
             else:
                 written, _ = apply_plan(plan, self.store)
                 self.written += written
+            if job.get("cv"):
+                self._note_velocity(job["cv"], before)
             ranges = job["ranges"]
             self.save_cursor(job["session"], ranges["spool_to"], ranges["transcript_to"])
             jobs.finish(self.paths, path, job)
@@ -121,6 +126,21 @@ class Worker:
             else:
                 job["retry_at"] = time.time() + min(60.0, 2.0 ** job["attempts"])
                 jobs.write_json(path, job, overwrite=True)
+
+    def _note_velocity(self, rows: list[dict[str, Any]], before: set[str]) -> None:
+        """The correction-velocity rows (velocity.py) of the corrections this run wrote; telemetry,
+        so nothing is recorded while it is off."""
+        from ccmemory.core import telemetry
+        from ccmemory.core.config import read_config_file
+        from ccmemory.features.capture import velocity
+
+        try:
+            if not telemetry.config_from(read_config_file(self.root / ".ccmemory")).enabled:
+                return
+            new = self.store.existing_ids() - before
+            velocity.append(self.paths.local, rows, new, datetime.now(UTC))
+        except Exception:  # a metric only: never the capture's to fail
+            log.warning("correction velocity not recorded", exc_info=True)
 
     def session_record(self, job: dict[str, Any]) -> None:
         """Rewrite the session's record (ccmemory.features.sessions) from its whole spool and
@@ -194,7 +214,9 @@ class Worker:
             self.written += written
             time.sleep(pause)
 
-    def make_plan(self, job: dict[str, Any]) -> tuple[Any, dict[str, int]]:
+    def make_plan(self, job: dict[str, Any]) -> tuple[Any, dict[str, int], list[dict[str, Any]]]:
+        """(the plan, the spool and transcript ranges it read, its correction-velocity rows)."""
+        from ccmemory.features.capture import velocity
         from ccmemory.features.capture.extract import Context, Planner
         from ccmemory.features.capture.segment import build
         from ccmemory.features.capture.transcript import read_events
@@ -224,12 +246,21 @@ class Worker:
         )
         planner = Planner(self.store, self.choice, self.settings, Budget(self.paths, session, self.settings))
         plan = planner.plan(seg, ctx)
-        return plan, {
+        transcript = Path(tpath) if tpath and Path(tpath).is_file() else None
+        try:
+            cv_rows = velocity.plan_rows(
+                plan.memories, merged, self.paths.spool(session), spool_to, transcript
+            )
+        except Exception:  # a metric only: never the capture's to fail
+            log.warning("correction velocity not worked out", exc_info=True)
+            cv_rows = []
+        ranges = {
             "spool_from": cur["spool"],
             "spool_to": spool_to,
             "transcript_from": cur["transcript"],
             "transcript_to": tx_to,
         }
+        return plan, ranges, cv_rows
 
     # --- the loop -----------------------------------------------------------------------------
     def drain(self, *, idle_seconds: float | None = None, settle: float | None = None) -> int:

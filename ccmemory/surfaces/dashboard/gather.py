@@ -79,6 +79,7 @@ def inputs(
         user=svc.config.user_id,
         autonomy=autonomy_rows(svc),
         ttc=seed.ttc_rows(svc.vault.dir / "local"),
+        cv=seed.cv_rows(svc.vault.dir / "local"),
     )
 
 

@@ -89,6 +89,9 @@ class Inputs:
     autonomy: Sequence[tuple[str, int, int]] = ()
     # the seed's time-to-context (seed.py): (ts, session, ms) per SessionStart injection
     ttc: Sequence[tuple[str, str, float]] = ()
+    # the seed's correction velocity (seed.py): (memory created, seconds from the wrong statement)
+    # per correction capture wrote from a prompt (ccmemory.features.capture.velocity)
+    cv: Sequence[tuple[str, float]] = ()
 
 
 def reexplained_flags(

@@ -102,10 +102,14 @@ DEFINITIONS: dict[str, Definition] = {
     ),
     "correction_velocity": Definition(
         "Correction Velocity (CV)",
-        "average(time from wrong statement to correction node creation)",
+        "average(time from wrong statement to correction node creation) over the corrections capture "
+        "wrote from a user prompt of a session: the wrong statement is Claude's last action before "
+        "the correcting prompt (the latest assistant reply or tool call of the transcript, or tool "
+        "event of the hooks' spool), the creation the correction memory's `created` (the capture "
+        "job's time, when the segment holding the prompt closed: the capture's own delay is "
+        "included, the worker's processing after it is not); recorded by the capture worker in "
+        ".ccmemory/local/correction-velocity.jsonl",
         f"{TM} §3 Correction Velocity",
-        unmeasurable="the moment Claude made the wrong statement is not recorded: a correction memory "
-        "has only its own creation time, and session records keep prompts without times",
     ),
     "time_to_context": Definition(
         "Time-to-Context (TTC)",
@@ -264,6 +268,7 @@ def compute(inp: mx.Inputs, at: datetime | None = None) -> dict[str, dict[str, A
     out["knowledge_sharing_index"] = _ksi(inp, decisions, cut)
     out["loop_efficiency"] = _loop_efficiency(inp, cut)
     out["time_to_context"] = _ttc(inp, cut)
+    out["correction_velocity"] = _cv(inp, cut)
     out["hypothesis_usefulness"] = _hypothesis_usefulness(mems)
     for key, d in DEFINITIONS.items():
         if d.unmeasurable:
@@ -337,6 +342,41 @@ def _ttc(inp: mx.Inputs, cut: str) -> dict[str, Any]:
         "target": f"p95 < {TTC_TARGET_S:g} s",
         "meets_target": p95 < TTC_TARGET_S,
     }
+
+
+def cv_rows(local: Path) -> list[tuple[str, float]]:
+    """(memory created, seconds from the wrong statement to it) per row of the capture's
+    correction-velocity log (ccmemory.features.capture.velocity)."""
+    from ccmemory.core.model import format_timestamp, parse_timestamp
+    from ccmemory.features.capture.velocity import read_rows
+
+    out = []
+    for row in read_rows(local):
+        created, wrong = parse_timestamp(row["created"]), parse_timestamp(row["wrong"])
+        if created is not None and wrong is not None:
+            out.append((format_timestamp(created), (created - wrong).total_seconds()))
+    return out
+
+
+def _cv(inp: mx.Inputs, cut: str) -> dict[str, Any]:
+    """The mean over the recorded corrections created before `cut` of (created − wrong statement)."""
+    if not inp.telemetry_enabled:
+        return mx.value(None, "telemetry is off")
+    seconds = [s for created, s in inp.cv if created < cut]
+    if not seconds:
+        return mx.value(
+            None, "no correction captured from a prompt has been recorded in correction-velocity.jsonl yet"
+        )
+    mean = sum(seconds) / len(seconds)
+    return mx.value(mean) | {"display": _duration(mean), "unit": "seconds", "corrections": len(seconds)}
+
+
+def _duration(seconds: float) -> str:
+    if abs(seconds) < 120:
+        return f"{seconds:.0f} s"
+    if abs(seconds) < 7200:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 def _hypothesis_usefulness(mems: Sequence[Any]) -> dict[str, Any]:
