@@ -191,3 +191,34 @@ def test_no_row_while_telemetry_is_off(tmp_path: Path, monkeypatch: pytest.Monke
     s.close_segment("11:05:20", "Stop")
     assert any(read_memory(f).type == "correction" for f in memory_files(repo))
     assert not (repo / ".ccmemory" / "local" / LOG).exists()
+
+
+def test_a_job_run_again_logs_a_written_correction_once(tmp_path: Path) -> None:
+    """A worker killed after writing the memory but before logging it: the re-run (from the stored
+    plan, the memory already there) logs it; a further re-run adds no second line."""
+    repo = make_repo(tmp_path)
+    s = Session(repo, "s-again", None)
+    s.spool({"k": "prompt", "text": "Run the test suite", "ts": at("11:00:00")})
+    s.spool(
+        {"k": "tool", "id": "toolu_8", "name": "Bash", "cmd": "make test", "exit": 0, "ts": at("11:00:30")}
+    )
+    s.close_segment("11:05:00", "UserPromptSubmit")
+    s.spool({"k": "prompt", "text": "No, use pnpm instead of npm", "ts": at("11:05:00")})
+    s.close_segment("11:05:20", "Stop")
+    log = repo / ".ccmemory" / "local" / LOG
+    first = log.read_text()
+    log.unlink()  # as if killed between the memory file and its line
+    done = sorted(s.paths.done.glob("*.json"), key=lambda p: jobs.load(p)["created"])[-1]
+    for _ in range(2):
+        job = jobs.load(done)
+        assert "cv" in job and "plan" in job
+        job["attempts"] = 0
+        jobs.write_json(s.paths.pending / done.name, job, overwrite=True)
+        worker = Worker(repo, choice=Choice("rules", "rules only"))
+        try:
+            worker.drain(idle_seconds=0, settle=0)
+        finally:
+            worker.close()
+    lines = [json.loads(x) for x in log.read_text().splitlines()]
+    assert len(lines) == 1 and lines[0]["id"] == json.loads(first)["id"]
+    assert (lines[0]["wrong"], lines[0]["created"]) == ("2026-01-10T11:00:30.000Z", at("11:05:20"))

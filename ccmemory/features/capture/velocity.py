@@ -146,9 +146,10 @@ def _iso(when: datetime) -> str:
 
 
 def append(local: Path, rows: list[dict[str, Any]], written_ids: set[str], now: datetime) -> None:
-    """Append the rows of the memories just written."""
+    """Append the rows of the memories written (`written_ids`) that the log does not hold yet."""
+    logged = {row["id"] for row in read_rows(local)}
     for row in rows:
-        if row.get("id") in written_ids:
+        if row.get("id") in written_ids and row.get("id") not in logged:
             spool.append(local / LOG, {**row, "written": _iso(now)})
 
 

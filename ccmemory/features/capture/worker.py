@@ -96,7 +96,6 @@ class Worker:
                     job["cv"] = cv_rows
                 jobs.write_json(path, job, overwrite=True)
             plan = Plan.from_json(job["plan"])
-            before = self.store.existing_ids() if job.get("cv") else set()
             pause = env_settings.WORKER_TEST_PAUSE.value()
             if pause:
                 self._apply_slowly(plan, pause)
@@ -104,7 +103,7 @@ class Worker:
                 written, _ = apply_plan(plan, self.store)
                 self.written += written
             if job.get("cv"):
-                self._note_velocity(job["cv"], before)
+                self._note_velocity(job["cv"])
             ranges = job["ranges"]
             self.save_cursor(job["session"], ranges["spool_to"], ranges["transcript_to"])
             jobs.finish(self.paths, path, job)
@@ -127,9 +126,9 @@ class Worker:
                 job["retry_at"] = time.time() + min(60.0, 2.0 ** job["attempts"])
                 jobs.write_json(path, job, overwrite=True)
 
-    def _note_velocity(self, rows: list[dict[str, Any]], before: set[str]) -> None:
-        """The correction-velocity rows (velocity.py) of the corrections this run wrote; telemetry,
-        so nothing is recorded while it is off."""
+    def _note_velocity(self, rows: list[dict[str, Any]]) -> None:
+        """The correction-velocity rows (velocity.py) of the job's corrections now written (also by
+        an earlier attempt killed before logging them); telemetry, so nothing while it is off."""
         from ccmemory.core import telemetry
         from ccmemory.core.config import read_config_file
         from ccmemory.features.capture import velocity
@@ -137,8 +136,7 @@ class Worker:
         try:
             if not telemetry.config_from(read_config_file(self.root / ".ccmemory")).enabled:
                 return
-            new = self.store.existing_ids() - before
-            velocity.append(self.paths.local, rows, new, datetime.now(UTC))
+            velocity.append(self.paths.local, rows, self.store.existing_ids(), datetime.now(UTC))
         except Exception:  # a metric only: never the capture's to fail
             log.warning("correction velocity not recorded", exc_info=True)
 
