@@ -124,10 +124,12 @@ def test_an_oversized_or_endless_body_is_refused_unread(running: Running) -> Non
     )
     ten_mb = b"x" * (10 * 1024 * 1024)
     out, took = _send(port, f"{head}Content-Length: {len(ten_mb)}\r\n\r\n".encode(), ten_mb)
-    assert out.startswith(b"HTTP/1.1 413") and b"too large" in out and took < 5, (out[:200], took)
-    # a length claimed and never sent: answered at once, not waited for
+    # (the answer's body may be lost here: the server closes with the unread body in its buffer,
+    # so the kernel resets the connection, and a reset can drop what the client had not read yet)
+    assert out.startswith(b"HTTP/1.1 413") and took < 5, (out[:200], took)
+    # a length claimed and never sent: answered at once, not waited for, with the reason
     out, took = _send(port, f"{head}Content-Length: 10000000000\r\n\r\n".encode())
-    assert out.startswith(b"HTTP/1.1 413") and took < 5
+    assert out.startswith(b"HTTP/1.1 413") and b"too large" in out and took < 5, (out[:200], took)
     out, took = _send(port, f"{head}Transfer-Encoding: chunked\r\n\r\n".encode(), b"100000\r\n" + b"x" * 4096)
     assert out.startswith(b"HTTP/1.1 413") and took < 5
     # a 2 MB header is refused by the HTTP parser
