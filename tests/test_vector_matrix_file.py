@@ -20,6 +20,7 @@ from ccmemory.index import matrixfile
 from ccmemory.index.base import Filters, embed_text
 from ccmemory.index.sqlite import SQLiteIndex
 from tests.capture_helpers import hook_env
+from tests.test_search_warm import _backdate
 from tests.test_vector_filter_mask import DIM, EMB, _fill, _records
 
 
@@ -168,7 +169,7 @@ def test_a_damaged_or_foreign_matrix_file_is_ignored(tmp_path: Path, damage: str
 
 
 def test_cli_search_is_the_same_with_and_without_the_matrix_file(tmp_path: Path) -> None:
-    """Through the real CLI (real embedder): the first search writes the file beside the index,
+    """Through the real CLI (the local model): the first search writes the file beside the index,
     the next maps it; the answers are identical, and identical again with the file deleted."""
     repo = tmp_path / "repo"
     repo.mkdir()
@@ -197,6 +198,7 @@ def test_cli_search_is_the_same_with_and_without_the_matrix_file(tmp_path: Path)
         ]
     ):
         cli("new", ["decision", "gotcha", "fact", "preference"][i], title, "--body", body)
+    _backdate(repo)  # recency then weighs alike in runs seconds apart
     cli("reindex")
     local = repo / ".ccmemory" / "local"
     queries = [
@@ -212,3 +214,23 @@ def test_cli_search_is_the_same_with_and_without_the_matrix_file(tmp_path: Path)
     third = [cli("search", q, "--json", "--explain", "--mode", "semantic") for q in queries]
     assert first == second == third
     assert '"Postgres advisory locks serialise migrations"' in first[0]
+
+
+def test_opening_the_index_writes_nothing_so_a_warm_process_keeps_its_matrix(tmp_path: Path) -> None:
+    """Every CLI and hook process opens the index; a write at open (the schema row was rewritten
+    each time) told every other connection the database had changed, and the MCP server dropped
+    its matrix, masks and statistics before each `ccmemory search` it answered."""
+    path = tmp_path / "index.db"
+    idx = SQLiteIndex(path)
+    recs, status = _records(random.Random(5), 20, 1)
+    idx.apply("p", recs, [], lambda p: status[p])
+    _fill(idx, np.random.default_rng(5))
+    entry = idx._vector_matrix("p", EMB)
+    assert idx.missing_vectors("p", EMB) == []
+    for _ in range(2):
+        SQLiteIndex(path).close()
+        assert idx._vector_matrix("p", EMB) is entry
+    other = SQLiteIndex(path)
+    other.store_vectors(EMB, DIM, [("new-hash", np.ones(DIM, dtype=np.float32))])
+    other.close()
+    assert idx._vector_matrix("p", EMB) is not entry  # a real write still refreshes it

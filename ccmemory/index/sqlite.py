@@ -366,9 +366,13 @@ class SQLiteIndex(ReferenceTables):
             ).fetchall():
                 self.db.execute(f'DROP TABLE IF EXISTS "{name}"')
         self.db.executescript(_SCHEMA)
-        self.db.execute(
-            "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema', ?)", (str(SCHEMA_VERSION),)
-        )
+        if row is None or int(row[0]) != SCHEMA_VERSION:
+            # only then: a write here at every open told every other connection the database had
+            # changed (data_version), and a warm process dropped its cached matrix and statistics
+            # each time a CLI or hook process opened the index (issue 29)
+            self.db.execute(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema', ?)", (str(SCHEMA_VERSION),)
+            )
         # an index from before the triggers has no state token yet: a new random one names
         # whatever it holds now (no matrix file can carry it), and the triggers guard it from here
         _with_state_token(self.db, lambda db: None)
