@@ -72,7 +72,11 @@ def _check(path: Path, queries: np.ndarray, *, from_file: bool | None) -> SQLite
     if from_file is not None:
         assert any(used) == from_file
     fresh = SQLiteIndex(path)
-    fresh._vector_matrix = lambda project, emb, cheap=False: [0, ids, matrix, None, {}, None]  # type: ignore[method-assign]
+
+    def rows_read_now(project: str, emb: str, cheap: bool = False) -> list[object]:
+        return [0, ids, matrix, None, {}, None]  # the matrix SQLite gives, no cache, no file
+
+    fresh._vector_matrix = rows_read_now  # type: ignore[method-assign]
     for q in queries:
         for f in (Filters("p"), Filters("p", include_superseded=True), Filters("p", viewer="alice")):
             assert idx.vector_search(EMB, q, f, 7) == fresh.vector_search(EMB, q, f, 7)
