@@ -238,3 +238,37 @@ def test_opening_the_index_writes_nothing_so_a_warm_process_keeps_its_matrix(tmp
     other.store_vectors(EMB, DIM, [("new-hash", np.ones(DIM, dtype=np.float32))])
     other.close()
     assert idx._vector_matrix("p", EMB) is not entry  # a real write still refreshes it
+
+
+def test_a_full_rebuild_builds_without_the_triggers_and_swaps_in_with_them_and_a_new_state(
+    tmp_path: Path,
+) -> None:
+    """`reindex --full` fills a file beside the live one without the per-row triggers; what it
+    swaps in has them back and names a new state, so no older matrix file is trusted after it."""
+    nrng = np.random.default_rng(11)
+    path = tmp_path / "index.db"
+    queries = nrng.normal(size=(2, DIM)).astype(np.float32)
+    idx = SQLiteIndex(path)
+    recs, status = _records(random.Random(11), 30, 1)
+    idx.apply("p", recs, [], lambda p: status[p])
+    _fill(idx, nrng)
+    idx._vector_matrix("p", EMB)  # writes the file for this state
+    before = idx._state_token()
+
+    def triggers(db: SQLiteIndex) -> int:
+        return int(db.db.execute("SELECT count(*) FROM sqlite_master WHERE type = 'trigger'").fetchone()[0])
+
+    assert triggers(idx) == 6
+    fresh = idx.fresh_beside("p")
+    assert fresh is not None and triggers(fresh) == 0
+    fresh.apply("p", recs, [], lambda p: status[p])  # the same memories: the old file's content
+    idx.swap_in(fresh)
+    assert triggers(idx) == 6 and idx._state_token() not in (None, before)
+    idx.close()
+    _check(path, queries, from_file=False).close()  # the old file names the old state
+    _check(path, queries, from_file=True).close()
+    raw = sqlite3.connect(path)
+    raw.execute("DELETE FROM vectors WHERE rowid = (SELECT min(rowid) FROM vectors)")
+    raw.commit()
+    raw.close()
+    _check(path, queries, from_file=False).close()

@@ -78,20 +78,23 @@ CREATE TABLE IF NOT EXISTS project_links(project TEXT NOT NULL, other TEXT NOT N
 CREATE TABLE IF NOT EXISTS vectors(
   embedder TEXT NOT NULL, text_hash TEXT NOT NULL, dim INTEGER NOT NULL, vec BLOB NOT NULL,
   PRIMARY KEY(embedder, text_hash));
-""" + "".join(
-    # any change the vector matrix depends on drops the state token (ccmemory.index.matrixfile),
-    # whoever writes the file; SQLiteIndex._write puts a new one in the same transaction
+"""
+_STATE_TRIGGERS = (
+    ("mi", "INSERT", "memories"),
+    ("md", "DELETE", "memories"),
+    ("mu", "UPDATE OF project, id, text_hash", "memories"),
+    ("vi", "INSERT", "vectors"),
+    ("vd", "DELETE", "vectors"),
+    ("vu", "UPDATE", "vectors"),
+)
+# any change the vector matrix depends on drops the state token (ccmemory.index.matrixfile),
+# whoever writes the file; SQLiteIndex._write puts a new one in the same transaction
+_TRIGGERS = "".join(
     f"CREATE TRIGGER IF NOT EXISTS vectors_state_{name} AFTER {event} ON {table}"
     f" BEGIN DELETE FROM meta WHERE key = 'vectors_state'; END;\n"
-    for name, event, table in (
-        ("mi", "INSERT", "memories"),
-        ("md", "DELETE", "memories"),
-        ("mu", "UPDATE OF project, id, text_hash", "memories"),
-        ("vi", "INSERT", "vectors"),
-        ("vd", "DELETE", "vectors"),
-        ("vu", "UPDATE", "vectors"),
-    )
+    for name, event, table in _STATE_TRIGGERS
 )
+_SCHEMA += _TRIGGERS
 # FTS5's own bm25 only orders the candidates under the cap; ccmemory.text.bm25 scores them
 _BM25 = "bm25(memory_fts, 4.0, 1.0, 2.0)"
 #: document frequencies kept per project and connection (until the index changes) at most
@@ -320,6 +323,9 @@ class SQLiteIndex(ReferenceTables):
         # (A 64 MiB page cache here was tried: no faster at 100k, +64 MB peak RSS.)
         fresh.db.execute("PRAGMA journal_mode = MEMORY")
         fresh.db.execute("PRAGMA synchronous = OFF")
+        # nor the vector-state triggers (a statement per row); swap_in puts them back with a new token
+        for name, _, _ in _STATE_TRIGGERS:
+            fresh.db.execute(f"DROP TRIGGER IF EXISTS vectors_state_{name}")
         # embeddings are keyed by content hash, not by project: keep them (no re-embedding)
         with contextlib.suppress(sqlite3.DatabaseError):
             fresh.db.execute("ATTACH DATABASE ? AS live", (self.location,))
@@ -335,6 +341,12 @@ class SQLiteIndex(ReferenceTables):
         then delete the temp file. A kill before this point leaves the live index untouched."""
         if not isinstance(fresh, SQLiteIndex):
             raise TypeError("swap_in takes the index fresh_beside gave")
+        import secrets
+
+        fresh.db.executescript(_TRIGGERS)
+        fresh.db.execute(
+            "INSERT OR REPLACE INTO meta(key, value) VALUES ('vectors_state', ?)", (secrets.token_hex(16),)
+        )
         with self._lock:
             fresh.db.backup(self.db)
             self._vec_cache.clear()
