@@ -18,7 +18,10 @@ without it, or by `reindex --full --no-embed`): for `--rounds` rounds, each labe
 before and after are interleaved under the same load), warm text search in process as above and
 the `ccmemory search QUERY --mode text` CLI, one whole process per query (median and p95 over
 the rounds); `--mode hybrid` does the same in hybrid mode (the vectors filled first, e.g. by
-`fill_vectors.py`; the warm pass asserts every query was answered in hybrid mode). `--only
+`fill_vectors.py`; the warm pass asserts every query was answered in hybrid mode); `--warm`
+also times the CLI while the label's own `ccmemory mcp` runs (started per label and round, warmed
+by one request on its recall socket, stopped after), which a CLI that knows the socket's
+`search` request asks instead of loading the model and the vectors itself. `--only
 rebuild` times the full text-only rebuild alone (from an empty index, labels interleaved for
 `--rounds` rounds) and fails unless every label built the same index (a digest of every
 table). `--src LABEL=DIR` runs that label with PYTHONPATH=DIR (two checkouts, one
@@ -37,6 +40,8 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -158,11 +163,14 @@ def cli_walls(python: str, root: Path, env: dict[str, str] | None = None, mode: 
 
 
 def measure_search(
-    pythons: dict[str, str], root: Path, rounds: int, mode: str = "text"
+    pythons: dict[str, str], root: Path, rounds: int, mode: str = "text", warm: bool = False
 ) -> dict[str, dict[str, Any]]:
-    """Search only, on the existing index, labels interleaved round by round."""
+    """Search only, on the existing index, labels interleaved round by round. With ``warm``,
+    each label's CLI runs are also timed while that label's own `ccmemory mcp` serves the
+    repository's recall socket (started for the label's turn, warmed, stopped after)."""
     lat: dict[str, list[float]] = {label: [] for label in pythons}
     cli: dict[str, list[float]] = {label: [] for label in pythons}
+    hot: dict[str, list[float]] = {label: [] for label in pythons}
     loads: dict[str, list[float]] = {label: [] for label in pythons}
     for r in range(rounds):
         for label, python in pythons.items():
@@ -170,8 +178,15 @@ def measure_search(
             lat[label] += search_latencies(python, root, ENVS.get(label), mode)
             cli[label] += cli_walls(python, root, ENVS.get(label), mode)
             p50, cli50 = pct(lat[label][-50:], 50), statistics.median(cli[label][-len(QUERIES) :])
-            print(f"round {r + 1} {label}: p50 {p50:.1f} ms, CLI {cli50:.3f} s (load {loads[label][-1]:.2f})")
-    return {
+            line = f"round {r + 1} {label}: p50 {p50:.1f} ms, CLI {cli50:.3f} s (load {loads[label][-1]:.2f})"
+            if warm:
+                with mcp_server(python, root, ENVS.get(label)):
+                    loads[label].append(load())
+                    hot[label] += cli_walls(python, root, ENVS.get(label), mode)
+                hot50 = statistics.median(hot[label][-len(QUERIES) :])
+                line += f"; CLI with a warm MCP server {hot50:.3f} s (load {loads[label][-1]:.2f})"
+            print(line, flush=True)
+    out: dict[str, dict[str, Any]] = {
         label: {
             "search_p50_ms": pct(lat[label], 50),
             "search_p95_ms": pct(lat[label], 95),
@@ -181,6 +196,55 @@ def measure_search(
         }
         for label in pythons
     }
+    if warm:
+        for label in pythons:
+            out[label]["warm_median_s"] = statistics.median(hot[label])
+            out[label]["warm_p95_s"] = pct(hot[label], 95)
+    return out
+
+
+@contextmanager
+def mcp_server(python: str, root: Path, env: dict[str, str] | None) -> Iterator[None]:
+    """`ccmemory mcp` for `root` (stdio, no client: its recall socket is served from start-up),
+    warmed by one prompt request over the socket (index, model and vectors loaded), stopped
+    after by closing its stdin."""
+    import socket
+
+    sock_path = root / ".ccmemory" / "local" / "recall.sock"
+    if len(str(sock_path).encode()) > 100:
+        raise SystemExit(f"{sock_path}: too long for a socket here; use a shorter --work")
+    proc = subprocess.Popen(
+        [python, "-m", "ccmemory", "mcp"],
+        cwd=root,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 300
+        request = {"op": "prompt", "text": "database migration lock schema deploy", "limit": 3}
+        while True:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                raise SystemExit("the MCP server did not serve its recall socket")
+            try:
+                with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+                    s.settimeout(120)
+                    s.connect(str(sock_path))
+                    s.sendall(json.dumps(request).encode() + b"\n")
+                    if b"picks" in s.recv(1 << 20):
+                        break
+            except OSError:
+                time.sleep(0.5)
+        yield
+    finally:
+        assert proc.stdin is not None
+        proc.stdin.close()
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 def measure_rebuild(pythons: dict[str, str], root: Path, rounds: int) -> dict[str, dict[str, Any]]:
@@ -218,7 +282,8 @@ def measure_rebuild(pythons: dict[str, str], root: Path, rounds: int) -> dict[st
 
 
 def index_digest(db_path: Path) -> str:
-    """sha256 over every table's rows (sorted; the meta key of git's state left out)."""
+    """sha256 over every table's rows (sorted; the meta keys of git's state and of the vector state
+    token, random per write, left out)."""
     import hashlib
     import sqlite3
 
@@ -228,7 +293,11 @@ def index_digest(db_path: Path) -> str:
         if name.startswith("sqlite_"):
             continue
         cols = "rowid, title, body, fields" if name == "memory_fts" else "*"
-        rows = [r for r in db.execute(f'SELECT {cols} FROM "{name}"') if not str(r[0]).startswith("sync:")]
+        rows = [
+            r
+            for r in db.execute(f'SELECT {cols} FROM "{name}"')
+            if not str(r[0]).startswith("sync:") and r[0] != "vectors_state"
+        ]
         h.update(name.encode() + repr(sorted(rows, key=repr)).encode())
     db.close()
     return h.hexdigest()[:16]
@@ -263,8 +332,12 @@ def search_table(res: dict[str, dict[str, Any]], n: int, rounds: int, mode: str 
         (f"{mode} search in process p95 (ms)", "search_p95_ms", "{:.1f}"),
         (f"`ccmemory search --mode {mode}` median (s)", "cli_median_s", "{:.3f}"),
         (f"`ccmemory search --mode {mode}` p95 (s)", "cli_p95_s", "{:.3f}"),
+        (f"`ccmemory search --mode {mode}` with a warm MCP server, median (s)", "warm_median_s", "{:.3f}"),
+        (f"`ccmemory search --mode {mode}` with a warm MCP server, p95 (s)", "warm_p95_s", "{:.3f}"),
         ("1-minute load over the rounds", "load", "{}"),
     ):
+        if key not in res[labels[0]]:
+            continue
         lines.append(f"| {name} | " + " | ".join(fmt.format(res[label][key]) for label in labels) + " |")
     return "\n".join(lines)
 
@@ -309,6 +382,11 @@ def main() -> None:
         default="text",
         help="search mode of --only search (hybrid needs the vectors: bench/scale/fill_vectors.py)",
     )
+    ap.add_argument(
+        "--warm",
+        action="store_true",
+        help="--only search: also time the CLI while the label's own `ccmemory mcp` serves the socket",
+    )
     ap.add_argument("--work", type=Path, default=Path("/tmp/ccmemory-scale"))
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
@@ -337,7 +415,7 @@ def main() -> None:
             root = args.work / f"vault-{n}"
             if not (root / ".ccmemory" / "local" / "index.db").is_file():
                 raise SystemExit(f"no index in {root}: build it first (a run without --only)")
-            res = measure_search(pythons, root, args.rounds, args.mode)
+            res = measure_search(pythons, root, args.rounds, args.mode, args.warm)
             parts.append(search_table(res, n, args.rounds, args.mode))
         text = head + "\n\n".join(parts) + "\n"
         print(text)

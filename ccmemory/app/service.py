@@ -132,6 +132,12 @@ class Service:
         self._scan_missing(emb)
         return self._embed_pending(emb, limit, progress)
 
+    def forget_vector_scan(self) -> None:
+        """Scan for missing vectors again before the next search, as a fresh process would: a
+        long-lived Service (the MCP server's) answering for another process, which may have
+        added memories to the index since (``ccmemory.features.recall.warm``)."""
+        self._pending = None
+
     def _scan_missing(self, emb: Any) -> None:
         """The one O(vault) step: which memories have no vector (once per process, after a
         write, and after a background worker finished)."""

@@ -297,6 +297,13 @@ VECTOR_CACHE_MB = Whole(
     group=SEARCH,
     default=256,
 )
+SEARCH_WARM = OffSwitch(
+    "CCMEMORY_SEARCH_WARM",
+    "`ccmemory search` asks the running MCP server of the repository (it holds the model and the "
+    "vectors) before searching itself; `0` always searches in the CLI process.",
+    group=SEARCH,
+    default="on",
+)
 HOME = Text(
     "CCMEMORY_HOME",
     "Folder of the personal vault (docs/cross-project.md).",
