@@ -57,9 +57,6 @@ CREATE TABLE IF NOT EXISTS memories(
   len_fields INTEGER NOT NULL DEFAULT 0,
   UNIQUE(project, id));
 CREATE INDEX IF NOT EXISTS memories_created ON memories(project, created);
--- a type's newest memories (query by type): without it a rare type (no hypothesis yet in a 100k
--- vault) walked memories_created past every other memory, ~60 ms for an empty answer
-CREATE INDEX IF NOT EXISTS memories_type ON memories(project, type, created);
 CREATE INDEX IF NOT EXISTS memories_path ON memories(project, path);
 -- covering: the project's full-text statistics (ccmemory.text.bm25.Stats) without reading the rows
 CREATE INDEX IF NOT EXISTS memories_lens ON memories(project, len_title, len_body, len_fields);
@@ -764,23 +761,13 @@ class SQLiteIndex(ReferenceTables):
         return []
 
     def query(self, f: Filters, limit: int = 50, offset: int = 0) -> list[IndexedMemory]:
-        if f.types and len(f.types) > 1:
-            # one range of memories_type per type, merged: with `type IN (...)` SQLite read every
-            # memory of the listed types to sort them (~40 ms for three types at 100k)
-            rows = []
-            for t in dict.fromkeys(f.types):
-                rows += self._newest(dataclasses.replace(f, types=[t]), limit + offset, 0)
-            rows.sort(key=lambda r: (r[4], r[0]), reverse=True)  # created, id (as ORDER BY)
-            return [self._row(r) for r in rows[offset : offset + limit]]
-        return [self._row(r) for r in self._newest(f, limit, offset)]
-
-    def _newest(self, f: Filters, limit: int, offset: int) -> list[Any]:
         where, params = self._where(f)
-        return self.db.execute(
+        rows = self.db.execute(
             f"SELECT {self._COLS} FROM memories m WHERE {where}"
             " ORDER BY m.created DESC, m.id DESC LIMIT ? OFFSET ?",
             [*params, limit, offset],
         ).fetchall()
+        return [self._row(r) for r in rows]
 
     def count(self, f: Filters) -> int:
         where, params = self._where(f)
