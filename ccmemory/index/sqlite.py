@@ -795,8 +795,11 @@ class SQLiteIndex(ReferenceTables):
             if len(names) <= _MAX_FILE_NAMES:
                 only = f" AND x.file IN ({','.join('?' * len(names))})"
                 params = [*params, *names]
+        # with a list of files, the links of those files come first (CROSS JOIN fixes the order):
+        # given memories_type, SQLite otherwise started from every memory of the recall types
+        join = "CROSS JOIN" if only else "JOIN"
         rows = self.db.execute(
-            f"SELECT x.mem_id, x.file FROM mem_files x JOIN memories m"
+            f"SELECT x.mem_id, x.file FROM mem_files x {join} memories m"
             f" ON m.project = x.project AND m.id = x.mem_id WHERE {where}{only} ORDER BY 1, 2",
             params,
         ).fetchall()
