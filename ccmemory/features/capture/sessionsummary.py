@@ -16,9 +16,7 @@ record (``ccmemory.features.sessions.record.summarize``) stays: never empty, nev
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -39,8 +37,6 @@ SYSTEM = (
     "sentences, using only facts in the record (an empty string when the record shows none). "
     "Never include secrets, credentials or personal data."
 )
-
-_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 
 #: (system, prompt) -> the reply's text, or None when the call was not made (over budget)
 Call = Callable[[str, str], "str | None"]
@@ -70,17 +66,12 @@ def _key(text: str) -> str:
 
 def parse(reply: str) -> str | None:
     """The summary line from the model's reply, or None when it is unusable."""
+    from ccmemory.core.llmreply import json_object
     from ccmemory.core.plaintext import strip_control
     from ccmemory.core.redact import redact
 
-    m = _OBJECT.search(reply or "")
-    if not m:
-        return None
-    try:
-        data = json.loads(m.group(0))
-    except ValueError:
-        return None
-    if not isinstance(data, dict):
+    data = json_object(reply)
+    if data is None:
         return None
     out = []
     for part in PARTS:

@@ -240,7 +240,6 @@ SYSTEM = (
 MAX_PROMPTS = 60  # a longer session: the rules class the prompts after these
 MAX_PROMPT_CHARS = 300
 MAX_TOKENS = 200
-_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 
 Call = Callable[[str, str], "str | None"]  # (system, prompt) -> reply; as sessionsummary.Call
 
@@ -259,14 +258,10 @@ def _prompt_text(prompts: list[str]) -> str:
 def parse(reply: str, n: int) -> list[str] | None:
     """The n classes of the model's reply, or None when it is unusable (wrong count, a letter
     outside g/c/v/n)."""
-    m = _OBJECT.search(reply or "")
-    if not m:
-        return None
-    try:
-        data = json.loads(m.group(0))
-    except ValueError:
-        return None
-    letters = data.get("classes") if isinstance(data, dict) else None
+    from ccmemory.core.llmreply import json_object
+
+    data = json_object(reply)
+    letters = data.get("classes") if data is not None else None
     if isinstance(letters, list):
         letters = "".join(str(x)[:1] for x in letters)
     if not isinstance(letters, str):
