@@ -45,6 +45,18 @@ class Evidence:
         return {"supports": self.supports, "refutes": self.refutes}
 
 
+def versions(start: str, links: Mapping[str, Iterable[str]]) -> set[str]:
+    """``start`` and every id reachable from it through ``links`` (id -> ids: the versions a
+    memory supersedes, or those that supersede it), cycles cut."""
+    found, todo = {start}, [start]
+    while todo:
+        for nxt in links.get(todo.pop(), ()):
+            if nxt not in found:
+                found.add(nxt)
+                todo.append(nxt)
+    return found
+
+
 def evidence(hypotheses: Iterable[str], edges: Iterable[tuple[str, str, str]]) -> dict[str, Evidence]:
     """Evidence of each hypothesis id from `(src, type, dst)` edges in stored direction:
     SUPPORTS/REFUTES into it or into any memory it supersedes (transitively)."""
@@ -57,12 +69,7 @@ def evidence(hypotheses: Iterable[str], edges: Iterable[tuple[str, str, str]]) -
             into[dst][rtype].add(src)
     out: dict[str, Evidence] = {}
     for hid in hypotheses:
-        chain, todo = {hid}, [hid]
-        while todo:
-            for older in earlier.get(todo.pop(), ()):
-                if older not in chain:
-                    chain.add(older)
-                    todo.append(older)
+        chain = versions(hid, earlier)
         sup = {s for v in chain for s in into[v]["SUPPORTS"]} - chain
         ref = {s for v in chain for s in into[v]["REFUTES"]} - chain
         out[hid] = Evidence(sorted(sup), sorted(ref))

@@ -384,7 +384,7 @@ def _hypothesis_usefulness(mems: Sequence[Any]) -> dict[str, Any]:
     later version of it (superseding it, transitively) says supported or refuted, created at most
     HYPOTHESIS_WINDOW_DAYS after the proposal."""
     from ccmemory.core.model import parse_timestamp
-    from ccmemory.features.cothinker import status_of
+    from ccmemory.features.cothinker import status_of, versions
 
     hyps = {m.id: m for m in mems if m.type == "hypothesis"}
     later: dict[str, list[str]] = {}  # a version -> the versions that supersede it
@@ -397,12 +397,7 @@ def _hypothesis_usefulness(mems: Sequence[Any]) -> dict[str, Any]:
     tested = 0
     for root in roots:
         proposed = parse_timestamp(root.created)
-        chain, todo = {root.id}, [root.id]
-        while todo:
-            for newer in later.get(todo.pop(), ()):
-                if newer not in chain:
-                    chain.add(newer)
-                    todo.append(newer)
+        chain = versions(root.id, later)
         decided = [
             when
             for v in chain
