@@ -154,13 +154,16 @@ def compute(
     if not specs:
         return {}
     head = gitstate.git(root, "rev-parse", "--verify", "--quiet", "HEAD", check=False).strip()
-    key = _cache_key(head, threshold, mems, specs) if head else None
-    cached = _cache_get(root, key) if key else None
+    path = _cache_path(root) if head else None
+    if path is None:
+        return _compute(root, mems, specs, threshold)
+    key = _cache_key(head, threshold, mems)
+    entries = _cache_read(path)
+    cached = _cache_get(entries, key)
     if cached is not None:
         return cached
     result = _compute(root, mems, specs, threshold)
-    if key:
-        _cache_put(root, key, result)
+    _cache_put(path, entries, key, result)
     return result
 
 
@@ -190,11 +193,12 @@ CACHE_ENTRIES = 16
 _CACHE_MAX_BYTES = 4 * 1024 * 1024
 
 
-def _cache_key(head: str, threshold: int, mems: list[MemoryFiles], specs: list[str]) -> str:
+def _cache_key(head: str, threshold: int, mems: list[MemoryFiles]) -> str:
     import hashlib
     import json
 
-    what = [head, threshold, specs, sorted([m.id, m.path, list(m.files)] for m in mems)]
+    # the pathspecs are derived from the memories' files, so they need not be part of it
+    what = [head, threshold, sorted([m.id, m.path, list(m.files)] for m in mems)]
     return hashlib.sha256(json.dumps(what).encode("utf-8")).hexdigest()
 
 
@@ -222,11 +226,8 @@ def _cache_read(path: Path) -> list[Any]:
     return data if isinstance(data, list) else []
 
 
-def _cache_get(root: Path, key: str) -> dict[str, Staleness] | None:
-    path = _cache_path(root)
-    if path is None:
-        return None
-    for entry in _cache_read(path):
+def _cache_get(entries: list[Any], key: str) -> dict[str, Staleness] | None:
+    for entry in entries:
         if isinstance(entry, dict) and entry.get("key") == key and isinstance(entry.get("stale"), list):
             try:
                 return {d["id"]: Staleness(**d) for d in entry["stale"]}
@@ -235,16 +236,14 @@ def _cache_get(root: Path, key: str) -> dict[str, Staleness] | None:
     return None
 
 
-def _cache_put(root: Path, key: str, result: dict[str, Staleness]) -> None:
+def _cache_put(path: Path, entries: list[Any], key: str, result: dict[str, Staleness]) -> None:
+    """Put the answer first in the list read before the walk (the file is read once)."""
     import contextlib
     import json
     import os
     from dataclasses import asdict
 
-    path = _cache_path(root)
-    if path is None:
-        return
-    entries = [e for e in _cache_read(path) if isinstance(e, dict) and e.get("key") != key]
+    entries = [e for e in entries if isinstance(e, dict) and e.get("key") != key]
     entries = [{"key": key, "stale": [asdict(st) for st in result.values()]}, *entries][:CACHE_ENTRIES]
     # a private temp file renamed into place (readers see the old or the new list); no fsync: a
     # cache lost in a crash costs one walk
