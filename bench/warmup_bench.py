@@ -57,11 +57,11 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=10_000)
     ap.add_argument("--kind", default="60w")
     args = ap.parse_args()
-    from ccmemory.app import service as service_mod
     from ccmemory.app.service import Service
     from ccmemory.core.vault import Vault
+    from ccmemory.retrieval import warming
 
-    service_mod.start_background_embedding = lambda root: True  # measure the search alone
+    warming.start_background_embedding = lambda root: True  # measure the search alone
     tmp = Path(tempfile.mkdtemp(prefix="ccm-warmup-"))
     try:
         root = tmp / "v"

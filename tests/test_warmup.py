@@ -17,9 +17,9 @@ from typing import Any, TypeVar
 
 import pytest
 
-from ccmemory.app import service as service_mod
 from ccmemory.app.service import SEARCH_EMBED_BATCH, Service
 from ccmemory.core.vault import Vault
+from ccmemory.retrieval import warming
 from tests.conftest import RunCli, make_memory
 
 WORDS = (
@@ -86,7 +86,7 @@ def no_spawn(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
         started.append(root)
         return True
 
-    monkeypatch.setattr(service_mod, "start_background_embedding", record)
+    monkeypatch.setattr(warming, "start_background_embedding", record)
     return started
 
 

@@ -7,18 +7,20 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ccmemory.app.sync import ReindexReport, record_from_bytes, reindex
 from ccmemory.core import gitstate
 from ccmemory.core.config import Config, load_config
 from ccmemory.core.model import Memory
 from ccmemory.core.vault import Vault
 from ccmemory.index import open_index
 from ccmemory.index.base import Edge, FileProblem, Filters, Index, IndexedMemory
-from ccmemory.retrieval.search import Hit, SearchResponse, search
 from ccmemory.retrieval.view import Link, MemoryView
-from ccmemory.retrieval.warming import start_background_embedding
+
+if TYPE_CHECKING:  # imported where used: a hook that only reads the index (SessionStart's digest)
+    # does not pay for the sync, git-delta, search and intent modules (~20-30 ms of imports)
+    from ccmemory.app.sync import ReindexReport
+    from ccmemory.retrieval.search import Hit, SearchResponse
 
 
 @dataclass
@@ -73,6 +75,8 @@ class Service:
             self._index = open_index(self.config, self.vault.dir)
             if self._index.moved_aside:
                 # a corrupt cache was moved aside (never deleted): refill it from the files now
+                from ccmemory.app.sync import reindex
+
                 reindex(self.vault, self._index, self.project, main_branch=self.config.main_branch)
         return self._index
 
@@ -217,13 +221,15 @@ class Service:
         if problem:
             return problem
         if self._pending and not self._background_started:
-            self._background_started = start_background_embedding(root)
+            self._background_started = warming.start_background_embedding(root)
         return None
 
     # --- writing --------------------------------------------------------------------------------
     def reindex(
         self, *, full: bool = False, progress: Callable[[int, int], None] | None = None
     ) -> ReindexReport:
+        from ccmemory.app.sync import reindex
+
         report = reindex(
             self.vault,
             self.index,
@@ -297,6 +303,8 @@ class Service:
         try:
             # index the bytes just written (no read back); the mtime only dates the record, and a
             # fresh one is "racy" (-1), so the next reindex hashes the file again anyway
+            from ccmemory.app.sync import record_from_bytes
+
             rec = record_from_bytes(data, rel, -1)
             self.index.apply(self.project, [rec], [], view.status_of, None)
             stored = self.index.sync_state(self.project)
@@ -333,6 +341,8 @@ class Service:
         mode: str = "hybrid",
         expand: bool = True,
     ) -> SearchResponse:
+        from ccmemory.retrieval.search import search
+
         f = filters or self.filters()
         emb = self.embedder() if mode in ("hybrid", "semantic") else None
         if emb is not None and (self._pending is None or self._pending):

@@ -30,10 +30,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ccmemory.index.base import Filters, Index, IndexedMemory, IndexUnavailable
-from ccmemory.retrieval.search import Hit, SearchResponse, search
 
 if TYPE_CHECKING:
     from ccmemory.app.service import Service
+    from ccmemory.retrieval.search import Hit, SearchResponse
 
 APPLIES = "applies_to"  # the relation label of a project reached only through applies_to
 PERSONAL = "personal vault"  # the relation label of the personal vault's hits
@@ -258,6 +258,8 @@ def cross_search(
             notices.append(mine)
         elif mine is not None:
             sources.append(mine)  # closed with the others on exit
+        from ccmemory.retrieval.search import search  # imported here: the digest needs none of it
+
         for src in sources:
             ids: list[str] | None = None
             if src.relation == APPLIES:

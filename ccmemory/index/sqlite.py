@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 import sqlite3
 import threading
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
@@ -111,10 +112,10 @@ _EFFECTIVE_AUTHOR = "coalesce(m.author_fm, m.author_git)"
 
 def _with_state_token(db: sqlite3.Connection, fn: Callable[[sqlite3.Connection], Any]) -> Any:
     """``fn(db)``, then a new vector-state token if its writes dropped the old one (the triggers)."""
-    import secrets
-
     out = fn(db)
-    db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('vectors_state', ?)", (secrets.token_hex(16),))
+    # os.urandom is what `secrets.token_hex` reads; `secrets` itself (hmac, random) cost every
+    # index open a few milliseconds of imports
+    db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('vectors_state', ?)", (os.urandom(16).hex(),))
     return out
 
 
@@ -341,11 +342,9 @@ class SQLiteIndex(ReferenceTables):
         then delete the temp file. A kill before this point leaves the live index untouched."""
         if not isinstance(fresh, SQLiteIndex):
             raise TypeError("swap_in takes the index fresh_beside gave")
-        import secrets
-
         fresh.db.executescript(_TRIGGERS)
         fresh.db.execute(
-            "INSERT OR REPLACE INTO meta(key, value) VALUES ('vectors_state', ?)", (secrets.token_hex(16),)
+            "INSERT OR REPLACE INTO meta(key, value) VALUES ('vectors_state', ?)", (os.urandom(16).hex(),)
         )
         with self._lock:
             fresh.db.backup(self.db)
