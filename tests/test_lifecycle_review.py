@@ -227,3 +227,57 @@ def test_staleness_answer_is_kept_per_head_commit(repo: Path, monkeypatch) -> No
     cache.write_text("{not json")  # a damaged file is a miss, then rewritten
     assert compute(repo, mems, threshold=50) == first and len(walks) == 4
     assert compute(repo, mems, threshold=50) == first and len(walks) == 4
+
+
+def test_staleness_walk_started_early_is_used_only_for_the_same_question(repo: Path, monkeypatch) -> None:
+    """SessionStart starts the walk in a thread for the memories of the newest stored answer
+    (staleness.prefetch); `compute` takes that answer only when HEAD, threshold and memories match."""
+    import threading
+
+    from ccmemory.features.lifecycle import staleness
+
+    (repo / "a.py").write_text("a\n")
+    (repo / "b.py").write_text("b\n")
+    commit_all(repo, "code")
+    mid, _ = add_memory(repo, "About a.py", files=["a.py"])
+    other, _ = add_memory(repo, "About b.py", files=["b.py"])
+    commit_all(repo, "memories")
+    mems = [MemoryFiles(mid, _path_of(repo, mid), ("a.py",))]
+    walkers: list[str] = []
+    real = staleness._changes_after
+    monkeypatch.setattr(
+        staleness,
+        "_changes_after",
+        lambda *a, **k: walkers.append(threading.current_thread().name) or real(*a, **k),
+    )
+    assert compute(repo, mems, threshold=50) == {}  # stored with what was asked
+    (repo / "a.py").write_text("".join(f"{i}\n" for i in range(60)))
+    commit_all(repo, "big change")  # a new HEAD: the stored answer no longer applies
+    walkers.clear()
+    staleness.prefetch(repo)
+    got = compute(repo, mems, threshold=50)
+    assert set(got) == {mid} and got[mid].lines == 61
+    assert walkers == ["ccmemory-staleness"]  # walked once, in the early thread only
+    # the same HEAD again: the stored answer, the early thread has nothing to do
+    walkers.clear()
+    staleness.prefetch(repo)
+    assert compute(repo, mems, threshold=50) == got and walkers == []
+    # other memories than the stored ones: the early walk is not used, compute walks itself
+    (repo / "b.py").write_text("".join(f"{i}\n" for i in range(80)))
+    commit_all(repo, "b changes")
+    walkers.clear()
+    staleness.prefetch(repo)
+    both = mems + [MemoryFiles(other, _path_of(repo, other), ("b.py",))]
+    answer = compute(repo, both, threshold=50)
+    assert set(answer) == {mid, other} and answer[other].lines == 81  # 80 added, 1 deleted
+    assert walkers.count("MainThread") == 1  # the early thread walked for `mems` only
+    assert walkers.count("ccmemory-staleness") <= 1
+    # a damaged stored answer: the early thread does nothing, compute is still exact
+    cache = repo / ".ccmemory" / "local" / staleness.CACHE_FILE
+    cache.write_text('[{"key": "x", "threshold": "fifty", "mems": 7}]')
+    (repo / "a.py").write_text("a\n")
+    commit_all(repo, "a back")
+    walkers.clear()
+    staleness.prefetch(repo)
+    again = compute(repo, both, threshold=50)
+    assert walkers == ["MainThread"] and set(again) == {mid, other}

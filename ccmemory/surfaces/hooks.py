@@ -284,8 +284,10 @@ def session_start(root: str, payload: dict[str, Any]) -> None:
     if not settings.context_enabled or settings.context_budget_tokens <= 0:
         return
     from ccmemory.features import recentfiles
+    from ccmemory.features.lifecycle import staleness
 
     recentfiles.prefetch(paths.root)  # git works while the service is imported and opened
+    staleness.prefetch(paths.root)  # the digest's staleness walk after a new commit, likewise
     from ccmemory.app.service import Service
     from ccmemory.core.redact import redact
     from ccmemory.core.vault import Vault

@@ -20,7 +20,8 @@ them when the answer for this HEAD commit and these memories is in `.ccmemory/lo
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Iterable, Iterator
+import threading
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -155,6 +156,7 @@ def compute(
         return {}
     head = gitstate.git(root, "rev-parse", "--verify", "--quiet", "HEAD", check=False).strip()
     path = _cache_path(root) if head else None
+    early = _take_early(root)
     if path is None:
         return _compute(root, mems, specs, threshold)
     key = _cache_key(head, threshold, mems)
@@ -162,8 +164,9 @@ def compute(
     cached = _cache_get(entries, key)
     if cached is not None:
         return cached
-    result = _compute(root, mems, specs, threshold)
-    _cache_put(path, entries, key, result)
+    got = early() if early is not None else None
+    result = got[1] if got is not None and got[0] == key else _compute(root, mems, specs, threshold)
+    _cache_put(path, entries, key, result, (threshold, mems))
     return result
 
 
@@ -236,15 +239,33 @@ def _cache_get(entries: list[Any], key: str) -> dict[str, Staleness] | None:
     return None
 
 
-def _cache_put(path: Path, entries: list[Any], key: str, result: dict[str, Staleness]) -> None:
-    """Put the answer first in the list read before the walk (the file is read once)."""
+def _cache_put(
+    path: Path,
+    entries: list[Any],
+    key: str,
+    result: dict[str, Staleness],
+    asked: tuple[int, list[MemoryFiles]],
+) -> None:
+    """Put the answer first in the list read before the walk (the file is read once), with what
+    was asked (threshold, memories) for :func:`prefetch`; older entries keep their answers only."""
     import contextlib
     import json
     import os
     from dataclasses import asdict
 
-    entries = [e for e in entries if isinstance(e, dict) and e.get("key") != key]
-    entries = [{"key": key, "stale": [asdict(st) for st in result.values()]}, *entries][:CACHE_ENTRIES]
+    threshold, mems = asked
+    older = [
+        {"key": e["key"], "stale": e.get("stale")}
+        for e in entries
+        if isinstance(e, dict) and e.get("key") != key and "key" in e
+    ]
+    newest = {
+        "key": key,
+        "stale": [asdict(st) for st in result.values()],
+        "threshold": threshold,
+        "mems": [[m.id, m.path, list(m.files)] for m in mems],
+    }
+    entries = [newest, *older][:CACHE_ENTRIES]
     # a private temp file renamed into place (readers see the old or the new list); no fsync: a
     # cache lost in a crash costs one walk
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -256,6 +277,70 @@ def _cache_put(path: Path, entries: list[Any], key: str, result: dict[str, Stale
     except OSError:  # a read-only folder, a full disk: the next session walks again
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+
+
+# --- the walk started early (SessionStart) ---------------------------------------------------------
+# The digest knows which memories it shows only after the service is imported and the index
+# queried (~150-200 ms); after a new commit the walk (~70-100 ms at 100k memories, git's own work)
+# then ran after that, on the hook's critical path. `prefetch` starts it in a daemon thread for
+# the memories of the newest stored answer (a digest's memories change rarely between sessions):
+# git runs while Python imports. `compute` takes that result only when its own key (HEAD,
+# threshold, the same memories) is the one the thread walked for; otherwise it walks itself.
+_EARLY: dict[str, Callable[[], tuple[str, dict[str, Staleness]] | None]] = {}
+_EARLY_LOCK = threading.Lock()
+
+
+def prefetch(root: Path) -> None:
+    """Start the walk for the memories of the newest stored answer, when HEAD has moved since
+    (nothing to do otherwise); never raises, never blocks."""
+    import os
+
+    box: dict[str, tuple[str, dict[str, Staleness]] | None] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = _early_walk(root)
+        except Exception:  # the caller walks itself
+            box["value"] = None
+
+    thread = threading.Thread(target=run, name="ccmemory-staleness", daemon=True)
+
+    def result() -> tuple[str, dict[str, Staleness]] | None:
+        thread.join()
+        return box.get("value")
+
+    with _EARLY_LOCK:
+        _EARLY[os.path.realpath(root)] = result
+    thread.start()
+
+
+def _take_early(root: Path) -> Callable[[], tuple[str, dict[str, Staleness]] | None] | None:
+    import os
+
+    with _EARLY_LOCK:
+        return _EARLY.pop(os.path.realpath(root), None)
+
+
+def _early_walk(root: Path) -> tuple[str, dict[str, Staleness]] | None:
+    """(key, answer) for the newest stored memories at the current HEAD; None when that answer
+    is already stored or nothing was stored."""
+    path = _cache_path(root)
+    if path is None or not gitstate.is_repo(root):
+        return None
+    entries = _cache_read(path)
+    newest = entries[0] if entries and isinstance(entries[0], dict) else {}
+    threshold, rows = newest.get("threshold"), newest.get("mems")
+    if not isinstance(threshold, int) or not isinstance(rows, list):
+        return None
+    mems = _cleaned([MemoryFiles(str(r[0]), str(r[1]), tuple(str(f) for f in r[2])) for r in rows])
+    specs = sorted({f for m in mems for f in m.files})[:MAX_PATHSPECS]
+    head = gitstate.git(root, "rev-parse", "--verify", "--quiet", "HEAD", check=False).strip()
+    if not mems or not specs or not head:
+        return None
+    key = _cache_key(head, threshold, mems)
+    if _cache_get(entries, key) is not None:
+        return None
+    return key, _compute(root, mems, specs, threshold)
 
 
 _Counts = dict[str, int]
