@@ -68,6 +68,31 @@ def run_hook(event: str, root: Path, i: int, env: dict[str, str]) -> tuple[float
     return elapsed, len(proc.stdout)
 
 
+STALENESS_CACHE = ".ccmemory/local/staleness-cache.json"
+
+
+def new_head(root: Path, label: str) -> None:
+    """An empty commit (same tree, new HEAD), then the label's own staleness cache in place."""
+    subprocess.run(
+        ["git", "commit", "-q", "--allow-empty", "--no-verify", "-m", "bench: new HEAD"],
+        cwd=root,
+        check=True,
+        capture_output=True,
+    )
+    saved = root / ".git" / f"bench-staleness-{label}.json"
+    target = root / STALENESS_CACHE
+    if saved.is_file():
+        target.write_bytes(saved.read_bytes())
+    else:
+        target.unlink(missing_ok=True)
+
+
+def keep_cache(root: Path, label: str) -> None:
+    target = root / STALENESS_CACHE
+    if target.is_file():
+        (root / ".git" / f"bench-staleness-{label}.json").write_bytes(target.read_bytes())
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--vault", type=Path, required=True, action="append")
@@ -82,6 +107,13 @@ def main() -> None:
         metavar="PATH",
         help="a file under the vault deleted before every hook run (e.g. .ccmemory/local/"
         "staleness-cache.json: every SessionStart then pays the history walk, as after a new commit)",
+    )
+    ap.add_argument(
+        "--new-head",
+        action="store_true",
+        help="before every SessionStart run, an empty commit moves HEAD (the first session after a "
+        "commit: the stored staleness answer is for the previous HEAD); each label keeps its own "
+        "staleness cache file, as its own previous session left it",
     )
     args = ap.parse_args()
     venv_bin = str(Path(sys.executable).parent)
@@ -99,16 +131,24 @@ def main() -> None:
         times: dict[tuple[str, str], list[float]] = {(lb, ev): [] for lb in envs for ev in args.events}
         out_bytes: dict[tuple[str, str], int] = {}
         loads = []
-        for env in envs.values():  # warm-up: page cache, bytecode
+        for label, env in envs.items():  # warm-up: page cache, bytecode, each label's own cache
             for ev in args.events:
+                if args.new_head and ev == "SessionStart":
+                    new_head(root, label)
                 run_hook(ev, root, 0, env)
+                if args.new_head and ev == "SessionStart":
+                    keep_cache(root, label)
         for i in range(args.runs):
             loads.append(os.getloadavg()[0])
             for label, env in envs.items():
                 for ev in args.events:
                     for rel in args.drop:
                         (root / rel).unlink(missing_ok=True)
+                    if args.new_head and ev == "SessionStart":
+                        new_head(root, label)
                     ms, size = run_hook(ev, root, i, env)
+                    if args.new_head and ev == "SessionStart":
+                        keep_cache(root, label)
                     times[(label, ev)].append(ms)
                     out_bytes[(label, ev)] = size
         load = f"{min(loads):.2f}-{max(loads):.2f}"
