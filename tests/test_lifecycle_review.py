@@ -267,7 +267,7 @@ def test_staleness_walk_started_early_is_used_only_for_the_same_question(repo: P
     commit_all(repo, "b changes")
     walkers.clear()
     staleness.prefetch(repo)
-    both = mems + [MemoryFiles(other, _path_of(repo, other), ("b.py",))]
+    both = [*mems, MemoryFiles(other, _path_of(repo, other), ("b.py",))]
     answer = compute(repo, both, threshold=50)
     assert set(answer) == {mid, other} and answer[other].lines == 81  # 80 added, 1 deleted
     assert walkers.count("MainThread") == 1  # the early thread walked for `mems` only
