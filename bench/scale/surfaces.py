@@ -125,25 +125,38 @@ def make_pr(root: Path) -> None:
     git(root, "commit", "-q", "--no-verify", "-m", "bench: a pull request's memories")
 
 
-def measure_check(root: Path, runs: int, say: Say) -> dict[str, Any]:
+def measure_check(root: Path, runs: int, say: Say, srcs: dict[str, str] | None = None) -> dict[str, Any]:
+    """`check` on main, then `check --base main` on the pull-request branch: `runs` whole processes
+    each; with `srcs` (label -> checkout on PYTHONPATH) the labels take turns run by run."""
     if git(root, "rev-parse", "--abbrev-ref", "HEAD").strip() != "main":
         git(root, "checkout", "-q", "main")
+    srcs = srcs or {"this checkout": str(ROOT)}
     res: dict[str, Any] = {}
-    for label, args in (("check", ["check"]), ("check --base main", ["check", "--base", "main"])):
-        if label != "check":
+    for name, args in (("check", ["check"]), ("check --base main", ["check", "--base", "main"])):
+        if name != "check":
             make_pr(root)
-        walls, rss, loads = [], [], []
+        walls: dict[str, list[float]] = {label: [] for label in srcs}
+        rss: dict[str, list[float]] = {label: [] for label in srcs}
+        loads: list[float] = []
         for _ in range(runs):
-            loads.append(load())
-            wall, peak = timed(sys.executable, root, *args, env=ENV)
-            walls.append(wall)
-            rss.append(peak)
-        res[label] = {"median_s": statistics.median(walls), "runs": walls, "rss_mb": max(rss), "loads": loads}
-        say(
-            f"`ccmemory {label}`{' (branch: 5 new memories, 1 edited)' if label != 'check' else ''}: "
-            f"median {statistics.median(walls):.2f} s of {', '.join(f'{w:.2f}' for w in walls)} s, "
-            f"peak RSS {max(rss):.0f} MB (load {min(loads):.2f}-{max(loads):.2f})"
-        )
+            for label, src in srcs.items():
+                loads.append(load())
+                wall, peak = timed(sys.executable, root, *args, env={**ENV, "PYTHONPATH": src})
+                walls[label].append(wall)
+                rss[label].append(peak)
+        shape = " (branch: 5 new memories, 1 edited)" if name != "check" else ""
+        for label in srcs:
+            w = walls[label]
+            res[f"{name} [{label}]"] = {
+                "median_s": statistics.median(w),
+                "runs": w,
+                "rss_mb": max(rss[label]),
+            }
+            say(
+                f"`ccmemory {name}`{shape} [{label}]: median {statistics.median(w):.2f} s of "
+                f"{', '.join(f'{x:.2f}' for x in w)} s, peak RSS {max(rss[label]):.0f} MB "
+                f"(load {min(loads):.2f}-{max(loads):.2f})"
+            )
     git(root, "checkout", "-q", "main")
     git(root, "branch", "-q", "-D", BRANCH)
     subprocess.run(
@@ -344,6 +357,13 @@ def main() -> None:
     ap.add_argument("--vault", type=Path, required=True, help="a make_vault vault, indexed; it is changed")
     ap.add_argument("--only", nargs="+", choices=["check", "mcp", "dashboard", "site"])
     ap.add_argument("--check-runs", type=int, default=3)
+    ap.add_argument(
+        "--src",
+        action="append",
+        default=[],
+        metavar="LABEL=DIR",
+        help="check only: also time this checkout (PYTHONPATH=DIR), labels interleaved run by run",
+    )
     ap.add_argument("--starts", type=int, default=3, help="MCP server starts timed")
     ap.add_argument("--repeats", type=int, default=5, help="warm rounds over the dashboard pages")
     ap.add_argument("--site-n", type=int, default=10_000, help="memories of the vault whose site is built")
@@ -366,7 +386,8 @@ def main() -> None:
     )
     results: dict[str, Any] = {}
     if "check" in parts:
-        results["check"] = measure_check(root, args.check_runs, say)
+        srcs = dict(x.split("=", 1) for x in args.src) or None
+        results["check"] = measure_check(root, args.check_runs, say, srcs)
     if "mcp" in parts:
         results["mcp"] = measure_mcp(root, args.starts, say)
     if "dashboard" in parts:
