@@ -14,7 +14,7 @@ from ccmemory.core import vault as vault_mod
 from ccmemory.core.vault import Vault
 from ccmemory.features import checks
 from ccmemory.features.checks import check_vault
-from ccmemory.features.lifecycle import review
+from ccmemory.features.lifecycle import gitread, review
 from ccmemory.features.lifecycle.review import lifecycle_findings, load_worktree
 from ccmemory.surfaces.cli.app import cli as ccmemory_cli
 from tests.conftest import git
@@ -58,6 +58,9 @@ def test_check_hands_its_parsed_files_to_the_lifecycle_rules_unchanged(repo: Pat
     assert len(work) == 5  # the broken file is left out by both
     for base in ("main", None):
         assert lifecycle_findings(vault, base, None, work) == lifecycle_findings(vault, base)
+    # main's tree: the files whose bytes the working tree has unchanged are taken from its parse
+    parsed = {rel: (digest, m) for rel, (_, digest, m) in work.items()}
+    assert gitread.records_at(repo, "main", parsed) == gitread.records_at(repo, "main")
 
 
 @pytest.mark.parametrize("args", [["check"], ["check", "--base", "main"]])
@@ -72,10 +75,20 @@ def test_check_parses_each_file_once(repo: Path, monkeypatch: pytest.MonkeyPatch
 
     monkeypatch.setattr(checks, "parse_text", counting)
     monkeypatch.setattr(review, "parse_text", counting)
+    at_base: Counter[str] = Counter()
+
+    def counting_base(text: str, rel: str, *a: Any, **kw: Any) -> Any:
+        at_base[rel] += 1
+        return real(text, rel, *a, **kw)
+
+    monkeypatch.setattr(gitread, "parse_text", counting_base)
     monkeypatch.chdir(repo)
     result = CliRunner().invoke(ccmemory_cli, args)
     assert result.exit_code == 1, result.output  # the secret
     assert "possible secret" in result.output
     if "--base" in args:
         assert "duplicates curated decision" in result.output
+        # of main's three files only the one edited since is parsed from main's tree
+        assert list(at_base.values()) == [1] and next(iter(at_base)).startswith(".ccmemory/decisions/")
+        assert "blue-green" in next(iter(at_base))
     assert len(counts) == 6 and set(counts.values()) == {1}, counts

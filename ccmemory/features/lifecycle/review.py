@@ -216,11 +216,12 @@ def base_findings(
     vault: Vault, base: str, work: dict[str, tuple[str, str, Memory]] | None = None
 ) -> list[Finding]:
     commit = resolve_commit(vault.root, base)
+    work = work if work is not None else load_worktree(vault)
     curated: dict[str, tuple[str, str, Memory]] = {}
-    for rel, rec in records_at(vault.root, commit).items():
+    parsed = {rel: (digest, m) for rel, (_, digest, m) in work.items()}  # unchanged files: parsed once
+    for rel, rec in records_at(vault.root, commit, parsed).items():
         if rec.memory is not None and rec.memory.id not in curated:
             curated[rec.memory.id] = (rel, rec.hash, rec.memory)
-    work = work if work is not None else load_worktree(vault)
     index = _Curated(curated)
     findings: list[Finding] = []
     for rel, (text, digest, m) in sorted(work.items()):
