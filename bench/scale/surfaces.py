@@ -11,6 +11,7 @@ per-user vector cache off. The 1-minute load average is printed next to every fi
 
 1. `check`: `ccmemory check` on main (whole process, median of 3), then `ccmemory check --base
    main` on a branch that adds 5 memories and edits one on top of main (a pull request's shape).
+   `--src LABEL=DIR` (repeatable) times those checkouts instead, interleaved run by run.
 2. MCP through the real SDK client over stdio (`tests/_mcp_client.py`): spawn → first answered
    `tools/list` (`mcp_bench.startup`, 3 starts); the first `search` of a session; then `search`
    p50/p95 over 30 queries after one warm-up pass, text mode, and hybrid when the index holds vectors.
