@@ -23,6 +23,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -83,6 +84,73 @@ def store_random_vectors(svc: object) -> float:
     return time.perf_counter() - t
 
 
+def start_dashboard(root: Path, say: Any) -> Any:
+    """The dashboard of `root` served in this process (real uvicorn on a real socket), after its
+    start-up refresh (reindex check + telemetry ingest), which is timed and reported."""
+    import threading
+
+    from ccmemory.app.service import Service
+    from ccmemory.core.vault import Vault
+    from ccmemory.surfaces.dashboard.data import Dash
+    from ccmemory.surfaces.dashboard.server import Server
+    from tests.dashboard_util import Running
+
+    r = Running.__new__(Running)
+    r.dash = Dash(Service(Vault(root)), refresh_seconds=3600)
+    t = time.perf_counter()
+    r.dash.refresh(force=True)
+    say(f"dashboard start: reindex check + telemetry ingest {time.perf_counter() - t:.2f} s")
+    r.server = Server(r.dash)
+    r.thread = threading.Thread(target=r.server.run, daemon=True)
+    r.thread.start()
+    while not r.server.uvicorn.started:
+        time.sleep(0.05)
+    return r
+
+
+def time_pages(r: Any, repeats: int, say: Any) -> dict[str, dict[str, float]]:
+    """Each page's /api answer over HTTP: first (snapshot + compute), recomputed after the cache is
+    cleared (what an index or telemetry change does), and warm p50/p90 over `repeats` interleaved
+    rounds. Says the table and returns page -> figures (ms)."""
+
+    def get(page: str) -> float:
+        t = time.perf_counter()
+        status, _, body = r.request("GET", f"/api/{page}")
+        assert status == 200, body[:300]
+        return (time.perf_counter() - t) * 1000
+
+    say("")
+    say(
+        "| page API | first (snapshot + compute) ms | recomputed after a change ms | warm p50 ms | warm p90 ms |"
+    )
+    say("|---|---|---|---|---|")
+    first: dict[str, float] = {}
+    for page in PAGES:  # the first call of the first page also loads the snapshot and the model
+        first[page] = get(page)
+    recomputed: dict[str, float] = {}
+    for page in PAGES:
+        with r.dash.lock:
+            r.dash._cache.clear()  # what an index or telemetry change does (snapshot kept)
+        recomputed[page] = get(page)
+    warm: dict[str, list[float]] = {p: [] for p in PAGES}
+    for _ in range(repeats):  # interleaved
+        for page in PAGES:
+            warm[page].append(get(page))
+    out: dict[str, dict[str, float]] = {}
+    for page in PAGES:
+        out[page] = {
+            "first": first[page],
+            "recomputed": recomputed[page],
+            "p50": statistics.median(warm[page]),
+            "p90": pct(warm[page], 90),
+        }
+        say(
+            f"| /api/{page} | {first[page]:.0f} | {recomputed[page]:.0f} | {out[page]['p50']:.1f} "
+            f"| {out[page]['p90']:.1f} |"
+        )
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=10_000)
@@ -94,9 +162,6 @@ def main() -> None:
 
     from ccmemory.app.service import Service
     from ccmemory.core.vault import Vault
-    from ccmemory.surfaces.dashboard.data import Dash
-    from ccmemory.surfaces.dashboard.server import Server
-    from tests.dashboard_util import Running
 
     lines: list[str] = []
 
@@ -123,49 +188,8 @@ def main() -> None:
             f"N={args.n}: vault written in {made:.1f} s, full reindex {reindexed:.1f} s, random vectors stored {vec_s:.1f} s"
         )
 
-        r = Running.__new__(Running)
-        r.dash = Dash(Service(Vault(root)), refresh_seconds=3600)
-        t = time.perf_counter()
-        r.dash.refresh(force=True)
-        say(
-            f"dashboard start: reindex check + telemetry ingest (20k events, 200 spools) {time.perf_counter() - t:.2f} s"
-        )
-        import threading
-
-        r.server = Server(r.dash)
-        r.thread = threading.Thread(target=r.server.run, daemon=True)
-        r.thread.start()
-        while not r.server.uvicorn.started:
-            time.sleep(0.05)
-
-        def get(page: str) -> float:
-            t = time.perf_counter()
-            status, _, body = r.request("GET", f"/api/{page}")
-            assert status == 200, body[:300]
-            return (time.perf_counter() - t) * 1000
-
-        say("")
-        say(
-            "| page API | first (snapshot + compute) ms | recomputed after a change ms | warm p50 ms | warm p90 ms |"
-        )
-        say("|---|---|---|---|---|")
-        first: dict[str, float] = {}
-        for page in PAGES:  # the first call of the first page also loads the snapshot and the model
-            first[page] = get(page)
-        recomputed: dict[str, float] = {}
-        for page in PAGES:
-            with r.dash.lock:
-                r.dash._cache.clear()  # what an index or telemetry change does (snapshot kept)
-            recomputed[page] = get(page)
-        warm: dict[str, list[float]] = {p: [] for p in PAGES}
-        for _ in range(args.repeats):  # interleaved
-            for page in PAGES:
-                warm[page].append(get(page))
-        for page in PAGES:
-            say(
-                f"| /api/{page} | {first[page]:.0f} | {recomputed[page]:.0f} | {statistics.median(warm[page]):.1f} "
-                f"| {pct(warm[page], 90):.1f} |"
-            )
+        r = start_dashboard(root, say)
+        time_pages(r, args.repeats, say)
         with r.dash.lock:
             t = time.perf_counter()
             r.dash._snap = None

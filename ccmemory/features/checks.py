@@ -3,6 +3,7 @@ except `--fix` (`fix_file`), which writes a missing `id` and `created` into hand
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,7 +26,13 @@ from ccmemory.features.findings import Finding
 from ccmemory.index.base import cited_reference
 
 
-def check_vault(vault: Vault) -> list[Finding]:
+def check_vault(
+    vault: Vault, parsed_files: dict[str, tuple[str, str, Memory]] | None = None
+) -> list[Finding]:
+    """Every problem of every memory file. `parsed_files`, when given, receives rel -> (text,
+    sha256 of the bytes, memory) of every file that parsed: what the lifecycle rules read
+    (`lifecycle.review.load_worktree`), so `ccmemory check` reads and parses each file once
+    (the YAML parse is most of its time)."""
     findings: list[Finding] = []
     ids: dict[str, str] = {}
     paths: dict[str, str] = {}  # rel -> id, to resolve targets written as a path or prefix
@@ -41,8 +48,10 @@ def check_vault(vault: Vault) -> list[Finding]:
         loaded = _load(path, rel, findings)
         if loaded is None:
             continue
-        text, parsed = loaded
+        text, parsed, digest = loaded
         m = parsed.memory
+        if parsed_files is not None:
+            parsed_files[rel] = (text, digest, m)
         findings += [Finding(rel, key_line(text, w.key) or 1, "warning", w.message) for w in parsed.warnings]
         paths[rel] = m.id
         findings += _placement(vault, path, rel, text, m, ids)
@@ -63,15 +72,16 @@ def check_vault(vault: Vault) -> list[Finding]:
     return sorted(findings, key=lambda f: (f.path, f.line, f.level, f.message))
 
 
-def _load(path: Path, rel: str, findings: list[Finding]) -> tuple[str, ParsedFile] | None:
-    """The file's text and parse, or None with its problems added to `findings`."""
+def _load(path: Path, rel: str, findings: list[Finding]) -> tuple[str, ParsedFile, str] | None:
+    """The file's text, parse and sha256, or None with its problems added to `findings`."""
     try:
-        text = decode(read_bytes_checked(path, rel), rel)
+        data = read_bytes_checked(path, rel)
+        text = decode(data, rel)
     except MemoryFileError as exc:
         findings.append(Finding(rel, exc.line or 1, "error", exc.reason))
         return None
     try:
-        return text, parse_text(text, rel)
+        return text, parse_text(text, rel), hashlib.sha256(data).hexdigest()
     except MemoryFileError as exc:
         problems = check_text(text)
         if problems:

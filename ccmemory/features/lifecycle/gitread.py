@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from ccmemory.core.gitstate import GitError, git
 from ccmemory.core.layout import VAULT_DIR
-from ccmemory.core.model import FOLDER_TO_TYPE
+from ccmemory.core.model import FOLDER_TO_TYPE, Memory
 from ccmemory.core.vault import MAX_FILE_BYTES, MemoryFileError, decode, parse_text
 from ccmemory.index.base import FileRecord
 
@@ -89,13 +90,17 @@ def read_blobs(root: Path, oids: list[str]) -> dict[str, bytes]:
     return out
 
 
-def record_from_bytes(rel: str, data: bytes) -> FileRecord:
-    """Like `sync.load_record`, for bytes read from git (mtime is 0: there is no file)."""
+def record_from_bytes(rel: str, data: bytes, parsed_as: tuple[str, Memory] | None = None) -> FileRecord:
+    """Like `sync.load_record`, for bytes read from git (mtime is 0: there is no file).
+    `parsed_as`: (sha256, memory) of this path's bytes parsed already (the working tree's file):
+    reused when the digest is the same, as parsing the same text at the same path gives it."""
     digest = hashlib.sha256(data).hexdigest()
     if len(data) > MAX_FILE_BYTES:
         return FileRecord(rel, 0, len(data), digest, None, "file is larger than 1 MB", None)
     if b"\x00" in data[:8192]:
         return FileRecord(rel, 0, len(data), digest, None, "binary file (NUL bytes)", None)
+    if parsed_as is not None and parsed_as[0] == digest:
+        return FileRecord(rel, 0, len(data), digest, parsed_as[1])
     try:
         parsed = parse_text(decode(data, rel), rel)
     except MemoryFileError as exc:
@@ -103,11 +108,19 @@ def record_from_bytes(rel: str, data: bytes) -> FileRecord:
     return FileRecord(rel, 0, len(data), digest, parsed.memory)
 
 
-def records_at(root: Path, rev: str) -> dict[str, FileRecord]:
-    """Every memory file at `rev`, parsed (bad files carry their error). Two git processes."""
+def records_at(
+    root: Path, rev: str, parsed: Mapping[str, tuple[str, Memory]] | None = None
+) -> dict[str, FileRecord]:
+    """Every memory file at `rev`, parsed (bad files carry their error). Two git processes.
+    `parsed`: rel -> (sha256, memory) already parsed (the working tree's files); a file whose
+    bytes at `rev` have that digest is not parsed again (at 100k memories a parse of every
+    file is tens of seconds, and a pull request leaves almost all of them unchanged)."""
     tree = memory_tree(root, rev)
     blobs = read_blobs(root, [e.oid for e in tree.values()])
-    return {rel: record_from_bytes(rel, blobs.get(e.oid, b"")) for rel, e in sorted(tree.items())}
+    known = parsed or {}
+    return {
+        rel: record_from_bytes(rel, blobs.get(e.oid, b""), known.get(rel)) for rel, e in sorted(tree.items())
+    }
 
 
 def merge_base(root: Path, a: str, b: str) -> str | None:

@@ -77,7 +77,7 @@ def _similar(a: str, b: str) -> bool:
     )
 
 
-def _load_worktree(vault: Vault) -> dict[str, tuple[str, str, Memory]]:
+def load_worktree(vault: Vault) -> dict[str, tuple[str, str, Memory]]:
     """rel -> (text, sha-less marker, memory) for every valid memory file in the working tree."""
     out: dict[str, tuple[str, str, Memory]] = {}
     for path in vault.iter_paths():
@@ -113,7 +113,7 @@ def stale_findings(
     raw_config: dict[str, object] | None = None,
     files: dict[str, tuple[str, str, Memory]] | None = None,
 ) -> list[Finding]:
-    files = files if files is not None else _load_worktree(vault)
+    files = files if files is not None else load_worktree(vault)
     mems = [staleness.MemoryFiles(m.id, rel, tuple(m.files)) for rel, (_, _, m) in files.items() if m.files]
     found = staleness.compute(vault.root, mems, staleness.threshold_from(raw_config))
     out = []
@@ -216,11 +216,12 @@ def base_findings(
     vault: Vault, base: str, work: dict[str, tuple[str, str, Memory]] | None = None
 ) -> list[Finding]:
     commit = resolve_commit(vault.root, base)
+    work = work if work is not None else load_worktree(vault)
     curated: dict[str, tuple[str, str, Memory]] = {}
-    for rel, rec in records_at(vault.root, commit).items():
+    parsed = {rel: (digest, m) for rel, (_, digest, m) in work.items()}  # unchanged files: parsed once
+    for rel, rec in records_at(vault.root, commit, parsed).items():
         if rec.memory is not None and rec.memory.id not in curated:
             curated[rec.memory.id] = (rel, rec.hash, rec.memory)
-    work = work if work is not None else _load_worktree(vault)
     index = _Curated(curated)
     findings: list[Finding] = []
     for rel, (text, digest, m) in sorted(work.items()):
@@ -239,14 +240,18 @@ def base_findings(
 
 
 def lifecycle_findings(
-    vault: Vault, base: str | None, raw_config: dict[str, object] | None = None
+    vault: Vault,
+    base: str | None,
+    raw_config: dict[str, object] | None = None,
+    work: dict[str, tuple[str, str, Memory]] | None = None,
 ) -> list[Finding]:
-    """Everything `ccmemory check` adds on top of file validation. Git problems become findings."""
+    """Everything `ccmemory check` adds on top of file validation. Git problems become findings.
+    `work`: the working tree's files as `load_worktree` gives them, when the caller has them."""
     from ccmemory.core import gitstate
 
     out: list[Finding] = []
     in_repo = gitstate.is_repo(vault.root)
-    work = _load_worktree(vault)  # parsed once for every rule
+    work = work if work is not None else load_worktree(vault)  # parsed once for every rule
     if base is not None:
         if not in_repo:
             raise gitstate.GitError("--base needs a git repository")

@@ -384,7 +384,8 @@ def check(as_json: bool, strict: bool, base: str | None, fix: bool = False) -> N
             fixed_lines.append({"path": fx.path, "added": dict(fx.added)})
             if not as_json:
                 click.echo(f"{fx.path}:1: fixed: added {fx.describe()}")
-    findings = check_vault(vault)
+    work: dict[str, tuple[str, str, Memory]] = {}  # each file read and parsed once for every rule
+    findings = check_vault(vault, work)
     from ccmemory.core.config import config_problems, load_config
     from ccmemory.core.gitstate import GitError
     from ccmemory.features.lifecycle.review import lifecycle_findings
@@ -399,7 +400,7 @@ def check(as_json: bool, strict: bool, base: str | None, fix: bool = False) -> N
             for p in config_problems(vault.root)
         ]
         findings = sorted(
-            findings + lifecycle_findings(vault, base, cfg.raw),
+            findings + lifecycle_findings(vault, base, cfg.raw, work),
             key=lambda f: (f.path, f.line, f.level, f.message),
         )
     except (GitError, ValueError) as exc:
