@@ -1,8 +1,8 @@
 """How the local model loads, made faster for a cold process (issue 29) without changing a
 vector: the embedding lookups of the integer graph gather int8 rows (int8graph VERSION 4), the
-session is saved optimized and reopened as it is (ccmemory.retrieval.ortcache). Every path gives
-the vectors of the normal path, bit for bit; a damaged, foreign or unusable saved file falls
-back to it."""
+session is saved optimized and reopened as it is (ccmemory.retrieval.ortcache), and it loads in
+a thread while the index works. Every path gives the vectors of the normal path, bit for bit; a
+damaged, foreign or unusable saved file falls back to it."""
 
 from __future__ import annotations
 
@@ -235,6 +235,26 @@ def test_rewriting_the_embedding_lookups_changes_no_vector(
         assert model.kernel == "u8u8" if unsigned else model.kernel in ("u8s8", "u8u8")
     assert np.array_equal(vectors["old"], vectors["new"])
     assert saved(tmp_path / "models") == []
+
+
+# --------------------------------------------------------------------------- background load
+
+
+def test_background_load_gives_the_same_vectors(cache: Path, reference: Any) -> None:
+    model = E.LocalMiniLM()
+    model.load_in_background()
+    model.load_in_background()  # a second call starts nothing more
+    assert np.array_equal(model.embed(TEXTS[:40]), reference[:40])
+    assert model._loader is None and model._session is not None
+
+
+def test_background_load_failure_is_raised_by_the_first_embedding(tmp_path: Path) -> None:
+    model = E.LocalMiniLM(model_path=tmp_path / "nope.onnx")
+    model.load_in_background()
+    with pytest.raises(E.EmbedderUnavailable, match="embedding model file missing"):
+        model.embed(["x"])
+    with pytest.raises(E.EmbedderUnavailable, match="embedding model file missing"):
+        model.embed(["x"])  # tried again, as without the background load
 
 
 # --------------------------------------------------------------------------- through the CLI

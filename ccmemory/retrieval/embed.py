@@ -194,6 +194,8 @@ class LocalMiniLM:
         self._session: Any = None
         self._tokenizer: Any = None
         self._lock = threading.Lock()
+        self._loader: threading.Thread | None = None  # load_in_background's thread
+        self._loader_error: BaseException | None = None
 
     @property
     def model_path(self) -> Path:
@@ -207,6 +209,15 @@ class LocalMiniLM:
         """Load model and tokenizer now; raise :class:`EmbedderUnavailable` saying why not."""
         if self._session is not None:
             return
+        loader = self._loader
+        if loader is not None and loader is not threading.current_thread():
+            loader.join()  # a load started by load_in_background: its outcome is this call's
+            with self._lock:
+                error, self._loader_error, self._loader = self._loader_error, None, None
+            if error is not None:
+                raise error
+            if self._session is not None:
+                return
         with self._lock:
             if self._session is not None:
                 return
@@ -214,6 +225,22 @@ class LocalMiniLM:
             session = self._load_session()
             self._tokenizer = tokenizer
             self._session = session
+
+    def load_in_background(self) -> None:
+        """Start :meth:`load` in a thread and return at once; the next :meth:`load` (the first
+        embedding) waits for it and raises what it raised. onnxruntime releases the GIL while it
+        builds the session, so a cold process's index work runs meanwhile (issue 29)."""
+        if self._session is not None or self._loader is not None:
+            return
+
+        def run() -> None:
+            try:
+                self.load()
+            except BaseException as exc:  # handed to the caller's own load()
+                self._loader_error = exc
+
+        self._loader = threading.Thread(target=run, name="ccmemory-model-load", daemon=True)
+        self._loader.start()
 
     def _load_tokenizer(self) -> Any:
         vocab = self.vocab_path
