@@ -291,3 +291,36 @@ def test_cli_search_is_the_same_with_and_without_the_saved_session(
     assert hits and hits[0]["title"].startswith("Database migrations")
     assert all("vector_score" in h["explain"] for h in hits)  # really a hybrid answer
     assert first.stdout == second.stdout == off.stdout
+
+
+# --------------------------------------------------------------------------- the MCP server
+
+
+@pytest.mark.slow
+def test_mcp_server_loads_the_model_at_start(tmp_path: Path, prepared_dir: Path) -> None:
+    """A real `ccmemory mcp` over an empty vault (nothing to embed, no request sent) loads the
+    model as its recall socket starts, so the first prompt's search does not pay for it: the
+    saved session appears in its cache folder."""
+    import subprocess
+    import sys
+    import time
+
+    from ccmemory.features.recall import warm
+    from tests._mcp_client import SyncClient
+    from tests.capture_helpers import hook_env
+
+    repo = init_git(tmp_path / "repo")
+    folder = tmp_path / "cache"
+    shutil.copytree(prepared_dir, folder)
+    env = hook_env(CCMEMORY_CACHE_DIR=str(folder))
+    init = [sys.executable, "-m", "ccmemory", "init", "--no-git-hooks"]
+    subprocess.run(init, cwd=repo, env=env, check=True, capture_output=True)
+    client = SyncClient.stdio(repo, env=env)
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and not saved(folder / "models"):
+            time.sleep(0.2)
+        assert saved(folder / "models"), "the server did not load the model at start"
+        assert Path(warm.socket_path(str(repo))).exists()
+    finally:
+        client.close()
