@@ -239,7 +239,9 @@ class LocalMiniLM:
             except BaseException as exc:  # handed to the caller's own load()
                 self._loader_error = exc
 
-        self._loader = threading.Thread(target=run, name="ccmemory-model-load", daemon=True)
+        # not a daemon: a process that ends while the session builds (an error before the first
+        # embedding) waits for it rather than tearing onnxruntime down under a running thread
+        self._loader = threading.Thread(target=run, name="ccmemory-model-load", daemon=False)
         self._loader.start()
 
     def _load_tokenizer(self) -> Any:
