@@ -117,6 +117,15 @@ class Service:
                 self._embedder_problem = f"{type(exc).__name__}: {exc}"
         return self._embedder
 
+    def start_embedder_load(self) -> None:
+        """Begin loading the embedder's model in a thread (a cold process about to search by
+        meaning: its index work runs while onnxruntime builds the session); the first embedding
+        waits for it. Nothing happens for an embedder already loaded or without a local model."""
+        emb = self.embedder()
+        start = getattr(emb, "load_in_background", None)
+        if start is not None:
+            start()
+
     def embed_missing(
         self,
         progress: Callable[[int, int], None] | None = None,
@@ -345,6 +354,8 @@ class Service:
 
         f = filters or self.filters()
         emb = self.embedder() if mode in ("hybrid", "semantic") else None
+        if emb is not None:
+            self.start_embedder_load()  # overlaps the model load with the index work below
         if emb is not None and (self._pending is None or self._pending):
             problem = self._warm_vectors(emb)
             if problem:

@@ -194,6 +194,8 @@ class LocalMiniLM:
         self._session: Any = None
         self._tokenizer: Any = None
         self._lock = threading.Lock()
+        self._loader: threading.Thread | None = None  # load_in_background's thread
+        self._loader_error: BaseException | None = None
 
     @property
     def model_path(self) -> Path:
@@ -207,6 +209,15 @@ class LocalMiniLM:
         """Load model and tokenizer now; raise :class:`EmbedderUnavailable` saying why not."""
         if self._session is not None:
             return
+        loader = self._loader
+        if loader is not None and loader is not threading.current_thread():
+            loader.join()  # a load started by load_in_background: its outcome is this call's
+            with self._lock:
+                error, self._loader_error, self._loader = self._loader_error, None, None
+            if error is not None:
+                raise error
+            if self._session is not None:
+                return
         with self._lock:
             if self._session is not None:
                 return
@@ -214,6 +225,24 @@ class LocalMiniLM:
             session = self._load_session()
             self._tokenizer = tokenizer
             self._session = session
+
+    def load_in_background(self) -> None:
+        """Start :meth:`load` in a thread and return at once; the next :meth:`load` (the first
+        embedding) waits for it and raises what it raised. onnxruntime releases the GIL while it
+        builds the session, so a cold process's index work runs meanwhile (issue 29)."""
+        if self._session is not None or self._loader is not None:
+            return
+
+        def run() -> None:
+            try:
+                self.load()
+            except BaseException as exc:  # handed to the caller's own load()
+                self._loader_error = exc
+
+        # not a daemon: a process that ends while the session builds (an error before the first
+        # embedding) waits for it rather than tearing onnxruntime down under a running thread
+        self._loader = threading.Thread(target=run, name="ccmemory-model-load", daemon=False)
+        self._loader.start()
 
     def _load_tokenizer(self) -> Any:
         vocab = self.vocab_path
@@ -244,18 +273,26 @@ class LocalMiniLM:
             import onnxruntime as ort
         except ImportError as exc:  # pragma: no cover - a hard dependency
             raise EmbedderUnavailable(f"onnxruntime is not importable: {exc}") from exc
-        opts = ort.SessionOptions()
         threads = self.threads or max(1, min(os.cpu_count() or 1, 4))
-        opts.intra_op_num_threads = threads
-        opts.inter_op_num_threads = 1
-        # no busy-waiting after a run: onnxruntime's pool threads otherwise spin on the cores for
-        # a while after each query embedding, and on 2 cores the full-text half of a hybrid
-        # search that follows took ~20 ms longer (issue 29; the vectors are the same)
-        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        opts.log_severity_level = 3  # errors only: no warnings on stderr of a CLI
-        session = self._open(ort, opts, path)
+
+        def options(*, optimize: bool = True, save_to: Path | None = None) -> Any:
+            opts = ort.SessionOptions()
+            opts.intra_op_num_threads = threads
+            opts.inter_op_num_threads = 1
+            # no busy-waiting after a run: onnxruntime's pool threads otherwise spin on the cores
+            # for a while after each query embedding, and on 2 cores the full-text half of a
+            # hybrid search that follows took ~20 ms longer (issue 29; the vectors are the same)
+            opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+            opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+            # a graph saved already optimized (ccmemory.retrieval.ortcache) is opened as it is
+            level = ort.GraphOptimizationLevel
+            opts.graph_optimization_level = level.ORT_ENABLE_ALL if optimize else level.ORT_DISABLE_ALL
+            if save_to is not None:
+                opts.optimized_model_filepath = str(save_to)
+            opts.log_severity_level = 3  # errors only: no warnings on stderr of a CLI
+            return opts
+
+        session = self._open(ort, options, path, threads)
         inputs = {i.name for i in session.get_inputs()}
         need = {"input_ids", "attention_mask", "token_type_ids"}
         if not need <= inputs:
@@ -272,15 +309,15 @@ class LocalMiniLM:
             )
         return session
 
-    def _open(self, ort: Any, opts: Any, path: Path) -> Any:
+    def _open(self, ort: Any, options: Callable[..., Any], path: Path, threads: int) -> Any:
         """An inference session over ``path`` (or over its integer rewrite, see the class)."""
 
-        def start(model: Path | bytes) -> Any:
+        def start(model: Path | bytes, **kw: Any) -> Any:
             arg = str(model) if isinstance(model, Path) else model
-            return ort.InferenceSession(arg, sess_options=opts, providers=["CPUExecutionProvider"])
+            return ort.InferenceSession(arg, sess_options=options(**kw), providers=["CPUExecutionProvider"])
 
         if self.integer:
-            return self._open_integer(start, path)
+            return self._open_integer(start, path, threads)
         try:
             return start(path)
         except Exception as exc:
@@ -288,8 +325,8 @@ class LocalMiniLM:
                 f"embedding model file is corrupt or unreadable ({path}): {_first_line(exc)}"
             ) from exc
 
-    def _open_integer(self, start: Callable[[Path | bytes], Any], path: Path) -> Any:
-        from ccmemory.retrieval import int8graph
+    def _open_integer(self, start: Callable[..., Any], path: Path, threads: int) -> Any:
+        from ccmemory.retrieval import int8graph, ortcache
 
         if self.kernel == "auto":
             self.kernel = "u8s8" if int8graph.signed_kernel_exact(start) else "u8u8"
@@ -299,6 +336,8 @@ class LocalMiniLM:
         except int8graph.ConversionError as exc:
             raise EmbedderUnavailable(_first_line(exc)) from exc
         try:
+            if isinstance(model, Path):  # its optimized form is saved beside it, once
+                return ortcache.open_session(start, model, kernel=self.kernel, threads=threads)
             return start(model)
         except Exception as exc:
             error: Exception = exc

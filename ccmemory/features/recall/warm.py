@@ -368,10 +368,14 @@ class WarmServer:
         return True
 
     def _preload(self) -> None:
-        """Open the index and load the embedder now, so the first prompt is answered warm."""
+        """Open the index and load the embedder's model now, so the first prompt is answered
+        warm (``Service.embedder`` only builds the embedder: the model loads on first use)."""
         try:
             with self.service() as svc:
-                svc.embedder()
+                emb = svc.embedder()
+            load = getattr(emb, "load", None)
+            if load is not None:
+                load()  # outside the backend's lock: its tools need not wait (the model has its own)
         except Exception:
             pass
 
