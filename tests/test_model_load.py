@@ -324,3 +324,35 @@ def test_mcp_server_loads_the_model_at_start(tmp_path: Path, prepared_dir: Path)
         assert Path(warm.socket_path(str(repo))).exists()
     finally:
         client.close()
+
+
+def test_rewritten_graphs_of_old_installations_are_pruned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each installation of the model package has its own rewritten graph (its path is part of the
+    key); writing a new one keeps the KEEP newest of its kind and leaves other kinds and
+    onnxruntime's saved sessions alone."""
+    monkeypatch.setenv("CCMEMORY_CACHE_DIR", str(tmp_path))
+    models = tmp_path / "models"
+    models.mkdir()
+    old = []
+    for i in range(int8graph.KEEP + 2):  # graphs of earlier virtualenvs, oldest first
+        p = models / f"minilm-int8-rq-{i:020x}.onnx"
+        p.write_bytes(b"old graph")
+        os.utime(p, ns=(10**18 + i * 10**9, 10**18 + i * 10**9))
+        old.append(p)
+    other = models / f"minilm-int8-dq-{0:020x}.onnx"
+    other.write_bytes(b"other kind")
+    session = models / f"minilm-int8-rq-{0:020x}-ort-{1:020x}.onnx"
+    session.write_bytes(b"saved session")
+    keep_too = models / "notes.txt"
+    keep_too.write_text("not ours")
+    path = int8graph.prepared(E.default_model_path(), per_row=True, unsigned=False)
+    assert isinstance(path, Path) and path.is_file() and path.stat().st_size > 10**6
+    left = sorted(p for p in models.glob("minilm-int8-rq-*.onnx") if "-ort-" not in p.name)
+    assert len(left) == int8graph.KEEP and path in left
+    assert set(left) - {path} == set(old[-(int8graph.KEEP - 1) :])  # the newest old ones stay
+    assert other.is_file() and session.is_file() and keep_too.is_file()
+    # the graph in use is opened by the embedder as before
+    vec = E.LocalMiniLM().embed(["prune old graphs"], "query")
+    assert vec.shape == (1, 384)

@@ -306,7 +306,37 @@ def prepared(source: Path, *, per_row: bool = True, unsigned: bool = False) -> P
         atomic_write(target, data, overwrite=True)  # two processes racing write identical bytes
     except OSError:
         return data
+    prune(target.parent)
     return target
+
+
+#: Rewritten graphs kept per kind (about 23 MB each): each installation of the model package (a
+#: new virtualenv, an upgrade) has its own path, hence its own graph, and the old ones were never
+#: removed (35 of them, 0.8 GB, on a machine that had run the test suite in a day's clones).
+KEEP = 4
+
+
+def prune(folder: Path) -> None:
+    """Keep the :data:`KEEP` newest rewritten graphs of each kind in ``folder`` (the files of
+    :func:`cached_path`; onnxruntime's saved sessions, ``*-ort-*``, are
+    :mod:`ccmemory.retrieval.ortcache`'s). A process still using a removed one has it loaded
+    already, or rebuilds it once (``LocalMiniLM``); a folder that cannot be listed is left alone."""
+    import contextlib
+    import re
+
+    name = re.compile(r"minilm-int8-(rqu?|dqu?)-[0-9a-f]{20}\.onnx")
+    kinds: dict[str, list[tuple[int, Path]]] = {}
+    try:
+        for p in folder.iterdir():
+            m = name.fullmatch(p.name)
+            if m:
+                kinds.setdefault(m.group(1), []).append((p.stat().st_mtime_ns, p))
+    except OSError:
+        return
+    for files in kinds.values():
+        for _, old in sorted(files, reverse=True)[KEEP:]:
+            with contextlib.suppress(OSError):
+                old.unlink()
 
 
 # --------------------------------------------------------------------------- kernel probe
