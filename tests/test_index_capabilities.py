@@ -47,6 +47,7 @@ def test_protocol_lists_the_optional_capabilities() -> None:
         "scope",
         "moved_aside",
         "parse_ahead",
+        "concurrent_reads",
         "server_info",
         "healthy",
         "reset_corrupt",
@@ -64,6 +65,7 @@ def test_sqlite_declares_every_capability(tmp_path: Path) -> None:
         assert idx.scope is None  # records are not scoped per user
         assert idx.moved_aside is None
         assert idx.parse_ahead is False  # apply runs in-process: no parsing thread
+        assert idx.concurrent_reads is False  # one connection: a search's halves run in turn
         assert idx.healthy() is True
         vault = vault_with_memories(tmp_path / "repo")
         reindex(vault, idx, "p")
@@ -100,6 +102,7 @@ def test_neo4j_declares_every_capability(neo4j_server: Neo4jServer, tmp_path: Pa
         assert "memory_id" in info["indexes"] and "ident_key" in info["constraints"]
         assert idx.scope == "alice@example.com"
         assert idx.parse_ahead is True  # apply waits on the server
+        assert idx.concurrent_reads is True  # a hybrid search's text half runs aside
         assert idx.moved_aside is None and idx.reset_corrupt() is None and idx.healthy() is True
         vault = vault_with_memories(tmp_path / "repo")
         reindex(vault, idx, project)

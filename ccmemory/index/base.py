@@ -310,7 +310,7 @@ class Index(Protocol):
     # Every backend has each member below; one without the capability gives the documented
     # "absent" answer (None, or True for `healthy`), so callers test the answer, never probe
     # with getattr. SQLite: fresh_beside/swap_in/discard, healthy/reset_corrupt, moved_aside.
-    # Neo4j: server_info, scope, parse_ahead.
+    # Neo4j: server_info, scope, parse_ahead, concurrent_reads.
 
     @property
     def scope(self) -> str | None:
@@ -323,6 +323,14 @@ class Index(Protocol):
         """True when `apply` mostly waits on a server (Neo4j): `sync.reindex` then reads and
         parses the next batch in a helper thread meanwhile. False for an embedded index, whose
         `apply` runs in this process (a parsing thread would only contend for the GIL)."""
+        ...
+
+    @property
+    def concurrent_reads(self) -> bool:
+        """True when reads mostly wait on a server and two threads may read at once (Neo4j: each
+        read takes its own session from the driver's pool): a hybrid search then runs its text
+        half while the query is embedded and the vector half runs. False for an embedded index
+        (one connection, and the work is in this process)."""
         ...
 
     @property

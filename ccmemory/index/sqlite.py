@@ -203,6 +203,7 @@ class SQLiteIndex(ReferenceTables):
     scope: str | None = None  # file records are not scoped per user (see Index.scope)
     moved_aside: str | None = None  # where a corrupt file was moved (docs/security.md)
     parse_ahead = False  # apply runs in this process
+    concurrent_reads = False  # one connection; the work is in this process
 
     def __init__(self, path: Path | str):
         self.location = str(path)

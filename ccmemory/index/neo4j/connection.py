@@ -93,6 +93,9 @@ class Connection:
         # project -> (stamp, (memories, field length totals), document frequency per term), see
         # MemoryReads._text_stats
         self._text_kept: dict[str, tuple[str, tuple[int, tuple[int, int, int]], dict[str, int]]] = {}
+        # (project, embedder) -> the stamp before a scan that found no vector missing, see
+        # VectorStore.missing_vectors
+        self._none_missing: dict[tuple[str, str], str] = {}
 
     def _error(self, exc: BaseException) -> IndexUnavailable:
         if isinstance(exc, AuthError):

@@ -37,6 +37,7 @@ class Neo4jIndex(VectorStore, MemoryReads, ReferenceGraph):
     # --- optional capabilities this backend does not have (see Index) ------------------------
     moved_aside: str | None = None  # no local file
     parse_ahead = True  # apply waits on the server: sync parses the next batch meanwhile
+    concurrent_reads = True  # each read has its own session from the driver's pool
 
     def healthy(self) -> bool:
         return True  # the server checks its own store

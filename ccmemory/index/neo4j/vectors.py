@@ -20,6 +20,16 @@ from ccmemory.index.neo4j_retry import run_schema
 class VectorStore(Connection):
     @wrap_errors
     def missing_vectors(self, project: str, embedder: str) -> list[tuple[str, str]]:
+        """The scan looks for an embedding of every memory of the project (1.5 s at 100k even
+        when none is missing, and the warm process runs it before each CLI search). A scan that
+        found none missing is remembered with the stamp taken just before it
+        (`Connection._read_stamped`: the last commit, of any client); while the stamp is the
+        same nothing was committed, so the answer is still none. Any commit, or no stamp, scans."""
+        key = (project, embedder)
+        _, stamp = self._read_stamped("RETURN 1 AS one")
+        if stamp is not None and self._none_missing.get(key) == stamp:
+            return []
+        self._none_missing.pop(key, None)
         rows = self._read(
             "MATCH (m:Memory {project: $p}) WHERE NOT EXISTS { "
             "  MATCH (e:Embedding {embedder: $emb, text_hash: m.text_hash}) } "
@@ -30,6 +40,8 @@ class VectorStore(Connection):
         seen: dict[str, str] = {}
         for r in still_memories(rows):
             seen.setdefault(r["text_hash"], embed_text(memory_of(r)))
+        if not seen and stamp is not None:
+            self._none_missing[key] = stamp
         return sorted(seen.items())
 
     def _ensure_vector_index(self, dim: int) -> None:
