@@ -257,6 +257,30 @@ def test_background_load_failure_is_raised_by_the_first_embedding(tmp_path: Path
         model.embed(["x"])  # tried again, as without the background load
 
 
+def test_background_load_leaves_numpy_imported_before_its_thread_starts(tmp_path: Path) -> None:
+    """numpy must be whole in sys.modules when load_in_background returns: the caller reads the
+    vector matrix (numpy) while the loader imports onnxruntime (numpy too), and two threads
+    importing numpy at once can see it partially initialized (a CI failure of a cold search)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from ccmemory.retrieval.embed import LocalMiniLM\n"
+        "assert 'numpy' not in sys.modules, 'numpy imported already'\n"
+        "m = LocalMiniLM()\n"
+        "m.load_in_background()\n"
+        "np = sys.modules.get('numpy')\n"
+        "print(np is not None and hasattr(np, 'ndarray') and hasattr(np, '__config__'))\n"
+        "m.load()\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "True"
+
+
 # --------------------------------------------------------------------------- through the CLI
 
 

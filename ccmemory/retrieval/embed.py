@@ -232,6 +232,11 @@ class LocalMiniLM:
         builds the session, so a cold process's index work runs meanwhile (issue 29)."""
         if self._session is not None or self._loader is not None:
             return
+        # numpy is imported here, in the caller's thread, before the loader's imports start: two
+        # threads importing numpy at once can see it partially initialized ("cannot import name
+        # '__cpu_features__' from partially initialized module", a cold `ccmemory search` that
+        # reads the vector matrix while onnxruntime imports numpy in the loader; seen in CI)
+        import numpy  # noqa: F401
 
         def run() -> None:
             try:

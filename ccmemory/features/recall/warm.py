@@ -410,6 +410,11 @@ def serve_in_background(service: Callable[[], AbstractContextManager[Service]]) 
     may reindex: never on the caller's path). Returns a function that stops it."""
     import threading
 
+    # numpy before any thread: the preload thread imports it (onnxruntime) while a tool call or a
+    # socket request may import it too, and two threads importing numpy at once can see it
+    # partially initialized (LocalMiniLM.load_in_background says the same). ~60 ms of start-up.
+    import numpy  # noqa: F401
+
     holder: list[WarmServer] = []
     stopped = threading.Event()
 

@@ -44,6 +44,10 @@ def dashboard_cmd(port: int, no_browser: bool) -> None:
 
         import threading
 
+        # numpy first, here: the warm-up thread and the first page's request may both import it,
+        # and two threads importing numpy at once can see it partially initialized
+        import numpy  # noqa: F401
+
         threading.Thread(target=dash.warm, name="ccmemory-dashboard-warm", daemon=True).start()
         try:
             server.run(ready)
