@@ -13,7 +13,8 @@ import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+
+from ccmemory.core.background import in_background
 
 _PENDING: dict[str, Callable[[], list[str]]] = {}
 _LOCK = threading.Lock()
@@ -24,7 +25,7 @@ def prefetch(root: Path) -> None:
     key = os.path.realpath(root)
     with _LOCK:
         if key not in _PENDING:
-            _PENDING[key] = _in_background(recent_files, root)
+            _PENDING[key] = in_background(recent_files, root, name="ccmemory-recent-files")
 
 
 def take(root: Path) -> list[str]:
@@ -32,29 +33,6 @@ def take(root: Path) -> list[str]:
     with _LOCK:
         pending = _PENDING.pop(os.path.realpath(root), None)
     return pending() if pending is not None else recent_files(root)
-
-
-def _in_background(fn: Callable[[Path], list[str]], root: Path) -> Callable[[], list[str]]:
-    """Run ``fn(root)`` in a daemon thread; the returned function waits for its result (an
-    exception in the thread is raised there, in the caller's thread)."""
-    box: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            box["value"] = fn(root)
-        except BaseException as exc:  # handed to the caller, not lost in the thread
-            box["error"] = exc
-
-    thread = threading.Thread(target=run, name="ccmemory-recent-files", daemon=True)
-    thread.start()
-
-    def result() -> list[str]:
-        thread.join()
-        if "error" in box:
-            raise box["error"]
-        return list(box["value"])
-
-    return result
 
 
 def recent_files(root: Path, commits: int = 20) -> list[str]:

@@ -145,11 +145,13 @@ def search(
     text_list: list[tuple[str, float]] = []
     vec_list: list[tuple[str, float]] = []
     floor = MIN_SIMILARITY
-    aside: _Aside | None = None
+    aside: Callable[[], list[tuple[str, float]]] | None = None
     if mode == "hybrid" and embedder is not None and index.concurrent_reads:
         # the two halves wait on the server: the text half runs while this thread embeds the
         # query and waits on the vector half (the same calls and answers, in less time)
-        aside = _Aside(index.text_search, query, f, recipe.candidates)
+        from ccmemory.core.background import in_background
+
+        aside = in_background(index.text_search, query, f, recipe.candidates, name="ccmemory-text-half")
     elif mode in ("text", "hybrid"):
         text_list = index.text_search(query, f, recipe.candidates)
     if mode in ("semantic", "hybrid"):
@@ -157,7 +159,7 @@ def search(
             index, query, f, embedder, embedder_problem, recipe.candidates, limit
         )
         if aside is not None:
-            text_list = aside.result()
+            text_list = aside()
         if vectors is None:
             notices.append(f"semantic search is off: {reason}; using full-text search only")
             if mode == "semantic":
@@ -199,31 +201,6 @@ def search(
     if expand and ranked:
         ranked = _expand(index, f, ranked, limit, now, skip=set(order[done:]))
     return SearchResponse(ranked[:limit], used, notices)
-
-
-class _Aside:
-    """`fn(*args)` in a thread of its own from now on; `result()` waits for its value (or raises
-    its exception in the caller)."""
-
-    def __init__(self, fn: Callable[..., Any], *args: Any) -> None:
-        import threading
-
-        self._value: Any = None
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, args=(fn, *args), daemon=True)
-        self._thread.start()
-
-    def _run(self, fn: Callable[..., Any], *args: Any) -> None:
-        try:
-            self._value = fn(*args)
-        except BaseException as exc:  # handed to the caller by result()
-            self._error = exc
-
-    def result(self) -> Any:
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        return self._value
 
 
 def _prior_bound(asked: set[str]) -> float:

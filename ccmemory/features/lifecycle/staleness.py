@@ -164,7 +164,10 @@ def compute(
     cached = _cache_get(entries, key)
     if cached is not None:
         return cached
-    got = early() if early is not None else None
+    try:
+        got = early() if early is not None else None
+    except Exception:  # the early walk failed: walk here
+        got = None
     result = got[1] if got is not None and got[0] == key else _compute(root, mems, specs, threshold)
     _cache_put(path, entries, key, result, (threshold, mems))
     return result
@@ -295,23 +298,11 @@ def prefetch(root: Path) -> None:
     (nothing to do otherwise); never raises, never blocks."""
     import os
 
-    box: dict[str, tuple[str, dict[str, Staleness]] | None] = {}
+    from ccmemory.core.background import in_background
 
-    def run() -> None:
-        try:
-            box["value"] = _early_walk(root)
-        except Exception:  # the caller walks itself
-            box["value"] = None
-
-    thread = threading.Thread(target=run, name="ccmemory-staleness", daemon=True)
-
-    def result() -> tuple[str, dict[str, Staleness]] | None:
-        thread.join()
-        return box.get("value")
-
+    waiter = in_background(_early_walk, root, name="ccmemory-staleness")
     with _EARLY_LOCK:
-        _EARLY[os.path.realpath(root)] = result
-    thread.start()
+        _EARLY[os.path.realpath(root)] = waiter
 
 
 def _take_early(root: Path) -> Callable[[], tuple[str, dict[str, Staleness]] | None] | None:
