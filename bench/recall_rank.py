@@ -3,7 +3,7 @@
     .venv/bin/python bench/recall_rank.py                       # tuning split (T) of the tuning sets
     .venv/bin/python bench/recall_rank.py --set recall-harbor   # one set
     .venv/bin/python bench/recall_rank.py --set recall-wren --split H   # a tuning set whose lines are all H
-    .venv/bin/python bench/recall_rank.py --set recall-kite --split H --heldout   # held out: the lead, once
+    .venv/bin/python bench/recall_rank.py --set recall-newt --split H --heldout   # held out: the lead, once
 
 Sets: ``main`` (Ledgerly, ``queries.txt``), ``tuning2`` (Quillpad) and the recall dev sets
 (``recall-harbor``: ``recall.txt``, lines ``split | kind | targets | payload``; the ``task`` and
@@ -11,10 +11,10 @@ Sets: ``main`` (Ledgerly, ``queries.txt``), ``tuning2`` (Quillpad) and the recal
 ``ccmemory.retrieval.search.search`` (expansion on, ``limit`` 5, the clock fixed at ``run.NOW``) over a
 SQLite index of the set's memory files.
 
-Held-out data is refused unless ``--heldout`` is given: the sets that are held out as a whole
-(``blind``, ``recall-kite``), and the split ``H`` of any set but those that became tuning data as a
-whole (``recall-quayside`` and ``recall-tern`` since 2026-11-26, ``recall-wren`` since 2026-11-26,
-when ``recall-kite`` was written blind; their every line is split H). Tuning runs must never pass it.
+Held-out data is refused unless ``--heldout`` is given: the set held out as a whole (``blind``),
+and the split ``H`` of any set but harbor and those that became tuning data as a whole after their
+held-out run (:data:`TUNING_WHOLE`; their every line is split H). A new recall set (``recall-newt``)
+is held out until it is listed there. Tuning runs must never pass it.
 
 The index and its vectors are kept between runs under ``--cache`` (default
 ``/tmp/ccmemory-recall-rank``), one database per set: a rerun only reindexes the files (vectors
@@ -48,9 +48,11 @@ from ccmemory.index.sqlite import SQLiteIndex  # noqa: E402
 from ccmemory.retrieval.search import MODES, search  # noqa: E402
 
 KS = (1, 3, 5)
-HELD_OUT_SETS = ("blind", "recall-kite")
-#: sets whose every line is split H, held out once and tuning data since (2026-11-26)
-TUNING_WHOLE = ("recall-quayside", "recall-tern", "recall-wren")
+HELD_OUT_SETS = ("blind",)
+#: sets whose every line is split H, held out (run once, reported) and tuning data since: quayside,
+#: tern and wren since 2026-11-26, kite, lark and moth since 2026-11-26 (fifth session); harbor's
+#: split H too (its figures were read on 2026-11-26). A set not listed (recall-newt) is held out.
+TUNING_WHOLE = ("recall-quayside", "recall-tern", "recall-wren", "recall-kite", "recall-lark", "recall-moth")
 TUNING_SETS = ("main", "tuning2", "recall-harbor")
 QUERY_KINDS = ("task", "question")  # the recall.txt lines that are search queries
 
@@ -58,7 +60,7 @@ QUERY_KINDS = ("task", "question")  # the recall.txt lines that are search queri
 def held_out(name: str, split: str) -> bool:
     """Whether a set's split is held-out data (refused without ``--heldout``): a held-out set, or
     split H of a set not in :data:`TUNING_WHOLE` (a new set is held out until it is listed)."""
-    return name in HELD_OUT_SETS or (split == "H" and name not in TUNING_WHOLE)
+    return name in HELD_OUT_SETS or (split == "H" and name not in (*TUNING_WHOLE, "recall-harbor"))
 
 
 def select(name: str) -> None:
@@ -115,15 +117,25 @@ def evaluate(
     queries: Sequence[devset.Query],
     limit: int = 5,
     ranks: dict[str, dict[str, int | None]] | None = None,
+    as_recall: bool = False,
 ) -> dict[tuple[str, str], list[int]]:
     """{(mode, kind): [queries, hits@1, hits@3, hits@5]}; kind "all" pools every query. ``ranks``
-    collects {mode: {query: rank of the first target (1-based) or None}}."""
+    collects {mode: {query: rank of the first target (1-based) or None}}. ``as_recall``: in hybrid
+    mode each query ranks with the fusion recipe prompt recall would use for it
+    (``engine.prompt_recipe``: long prompts that are not questions rank with
+    ``fusion.LONG_PROMPT``), not the search's default."""
+    from ccmemory.features.recall import engine
+
     ids = devset.keys()
     f = Filters(project=svc.project, viewer=svc.viewer)
     out: dict[tuple[str, str], list[int]] = {}
     for mode in MODES:
         for q in queries:
-            resp = search(svc.index, q.text, f, limit=limit, mode=mode, embedder=emb, now=devbench.NOW)
+            recall = as_recall and mode == "hybrid"  # prompt recall ranks in text or hybrid mode only
+            recipe = engine.prompt_recipe(q.text, engine.content_terms(q.text)) if recall else None
+            resp = search(
+                svc.index, q.text, f, limit=limit, mode=mode, embedder=emb, now=devbench.NOW, recipe=recipe
+            )
             got = [h.memory.id for h in resp.hits]
             want = {ids[t] for t in q.targets}
             if ranks is not None:
@@ -156,12 +168,17 @@ def main() -> None:
     ap.add_argument("--split", default="T", choices=("T", "H"))
     ap.add_argument("--heldout", action="store_true", help="allow held-out data (the lead's final run only)")
     ap.add_argument("--cache", type=Path, default=Path("/tmp/ccmemory-recall-rank"))
+    ap.add_argument(
+        "--as-recall",
+        action="store_true",
+        help="rank each line with the fusion recipe prompt recall uses for it (engine.prompt_recipe)",
+    )
     ap.add_argument("--dump", type=Path, help="write each query's target rank per mode (JSON) here")
     args = ap.parse_args()
     sets = args.set or [s for s in TUNING_SETS if s == "main" or (devset.HERE / s).is_dir()]
     if not args.heldout and any(held_out(s, args.split) for s in sets):
         raise SystemExit(
-            "held-out data (blind, recall-kite, harbor's split H): pass --heldout (final run only)"
+            "held-out data (blind, or a recall set not yet tuning data): pass --heldout (final run only)"
         )
     lines = ["| set | kind (queries) | mode | hit@1 | @3 | @5 |", "|---|---|---|---|---|---|"]
     pooled: dict[tuple[str, str], list[int]] = {}
@@ -176,7 +193,11 @@ def main() -> None:
                 continue
             with cached_index(name, args.cache) as svc:
                 res = evaluate(
-                    svc, devbench.CachedQueries(svc.embedder()), queries, ranks=ranks.setdefault(name, {})
+                    svc,
+                    devbench.CachedQueries(svc.embedder()),
+                    queries,
+                    ranks=ranks.setdefault(name, {}),
+                    as_recall=args.as_recall,
                 )
             lines += report(name, res)
             for (mode, kind), row in res.items():

@@ -192,12 +192,18 @@ def test_chatter_injects_nothing(vault: Path, chatter: str) -> None:
         ("how does a FHIR transaction bundle differ from a batch bundle?", False),
         ("how do I turn a naive datetime into an aware one in python?", False),
         ("is datetime.utcnow deprecated in python 3.12?", False),
+        # ...or what a kind of thing is (a concept), question or not
+        ("what's an ERP gateway, conceptually?", False),
+        ("explain what a dead-letter queue is", False),
+        ("message queues vs streams for invoices, quick summary", False),
         # ...unless they say it is about us, or are instructions
         ("why do we batch invoices vs stream them to the ERP?", True),
         ("how does the team want errors returned in Go?", True),
         ("benchmark msgpack vs json for the invoice payloads", True),
         ("rewrite the invoice exporter in Rust", True),
         ("explain why the nightly invoice export failed", True),
+        ("what's a safe batch size for the ERP gateway?", True),  # a value, not a concept
+        ("what is an invoice hold in our ERP?", True),
     ],
 )
 def test_which_prompts_may_need_a_memory(prompt: str, asked: bool) -> None:
@@ -390,6 +396,55 @@ def test_engine_gates_on_absolute_relevance() -> None:
     mid = [hit("m", "decision", 0.0, (g.bar(10, True) + g.min_score) / 2)]
     assert engine.gate_hits(mid, limit=3, terms=3) == []
     assert [p.memory.id for p in engine.gate_hits(mid, limit=3, terms=10)] == ["m"]
+    # the bar decides whether anything is shown; once one hit clears it, a neighbour that comes
+    # close (near x bar, and relative x best) is shown too, in the search's order: the gotcha to
+    # check is often just under the bar, after a same-topic decision
+    bar = g.bar(3, vectors=True)
+    close = [
+        hit("d", "decision", bar + 0.01),
+        hit("g", "gotcha", 0.0, g.near * bar / g.check_first_boost + 0.01),
+    ]
+    assert [p.memory.id for p in engine.gate_hits(close, limit=3, terms=3)] == ["d", "g"]
+    assert engine.gate_hits(close[1:], limit=3, terms=3) == []  # alone, the neighbour says nothing
+    far = [close[0], hit("f", "fact", 0.0, g.near * bar - 0.01)]
+    assert [p.memory.id for p in engine.gate_hits(far, limit=3, terms=3)] == ["d"]
+
+
+def test_long_prompts_that_are_not_questions_rank_with_their_own_recipe(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A long task prompt's embedding averages all its words: prompt recall ranks it with
+    fusion.LONG_PROMPT (both where the hook ranks and where the warm process does); questions,
+    short prompts and plain searches keep the default recipe."""
+    import ccmemory.retrieval.search as search_module
+    from ccmemory.app.service import Service
+    from ccmemory.text import fusion
+
+    task = "speed up the nightly invoice export to the ERP gateway, it times out every Monday"
+    question = "why does the nightly invoice export to the ERP gateway time out every Monday?"
+    assert engine.prompt_recipe(task, engine.content_terms(task)) is fusion.LONG_PROMPT
+    assert engine.prompt_recipe(question, engine.content_terms(question)) is None
+    assert engine.prompt_recipe("fix the ERP export", engine.content_terms("fix the ERP export")) is None
+    assert fusion.LONG_PROMPT.vector_weight < fusion.DEFAULT.vector_weight
+
+    used: list[object] = []
+    real = search_module.search
+
+    def spy(*args: object, **kwargs: object) -> object:
+        used.append(kwargs.get("recipe"))
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(search_module, "search", spy)
+    svc = Service.open(vault)
+    try:
+        picks = engine.prompt_picks(svc.index, svc.project, task, limit=3)
+        warm.answer(svc, {"op": "prompt", "text": question, "limit": 3})
+        warm.answer(svc, {"op": "prompt", "text": task, "limit": 3})
+        svc.search(task, limit=3, mode="text")
+    finally:
+        svc.close()
+    assert used == [fusion.LONG_PROMPT, None, fusion.LONG_PROMPT, None]
+    assert any("ERP gateway" in p.memory.title for p in picks)
 
 
 @pytest.mark.slow

@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # imported where used: a hook that only reads the index (Sess
     # does not pay for the sync, git-delta, search and intent modules (~20-30 ms of imports)
     from ccmemory.app.sync import ReindexReport
     from ccmemory.retrieval.search import Hit, SearchResponse
+    from ccmemory.text.fusion import FusionRecipe
 
 
 @dataclass
@@ -349,7 +350,10 @@ class Service:
         limit: int = 10,
         mode: str = "hybrid",
         expand: bool = True,
+        recipe: FusionRecipe | None = None,
     ) -> SearchResponse:
+        """The search (``ccmemory.retrieval.search.search``) with this service's embedder, its
+        missing vectors filled first; ``recipe`` None is the default fusion."""
         from ccmemory.retrieval.search import search
 
         f = filters or self.filters()
@@ -369,10 +373,11 @@ class Service:
             embedder=emb,
             embedder_problem=self._embedder_problem,
             expand=expand,
+            recipe=recipe,
         )
         built = 0 if resp.hits else self._build_if_never_indexed()
         if built:
-            resp = self.search(query, filters, limit=limit, mode=mode, expand=expand)
+            resp = self.search(query, filters, limit=limit, mode=mode, expand=expand, recipe=recipe)
             note = f"the index held none of this project's memories: built it from {built} files"
             resp.notices.insert(0, note)
             return resp

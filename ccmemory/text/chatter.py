@@ -1,8 +1,8 @@
 """Is a user's prompt the kind that may need a memory? Cheap checks made before anything is
 ranked, on the hook path of every prompt (no stemmer, no other regular expressions loaded):
 how many content words it has, whether it is asked as a question, and whether it says it is
-about things in general or asks a textbook question (a comparison, a language's feature) that
-does not point at the project ("we", "our", "the team", "here"). Used by
+about things in general or asks a textbook question (a comparison, a language's feature, what a
+kind of thing is) that does not point at the project ("we", "our", "the team", "here"). Used by
 ``ccmemory.features.recall.engine.speaks_to_project``.
 """
 
@@ -36,6 +36,18 @@ _TEXTBOOK = re.compile(
     r"|bash|sql)(?: \d[\d.]*)?\s*\?*\s*$",
     re.IGNORECASE,
 )
+#: A concept asked for by its register, question or not: "what's a Postgres advisory lock?", "explain
+#: what a GIN index is", "…, conceptually?", "…at a high level", "…, quick summary". The indefinite
+#: article asks what a kind of thing is, not what this project's thing does ("what's a good
+#: timeout for the carrier API?" asks for a value: not matched). Chosen on the tuning sets
+#: (bench/RESULTS-recall.md); "stands for", "walk me through", "explain how" and "internally" were
+#: left out: a project's own acronym or flow is asked the same way.
+_CONCEPT = re.compile(
+    r"\bwhat(?:'s| is| are) (?:a|an)\b(?! (?:good|safe|sensible|reasonable|better|clean|nice|quick)\b)"
+    r"|^\s*(?:can you |could you |please )?explain what (?:a|an)\b"
+    r"|\b(?:conceptually|at a high level|quick summary|in a nutshell)\b",
+    re.IGNORECASE,
+)
 _OURS = re.compile(r"\b(?:we|our|ours|us|team|here)\b", re.IGNORECASE)
 
 
@@ -52,8 +64,10 @@ def is_question(text: str) -> bool:
 
 def asks_general(text: str) -> bool:
     """True when the prompt says it is about things in general (or asks for a joke or a poem), or
-    asks a textbook question (a comparison of two things, a programming language's feature) that
-    does not point at the project (we, our, us, team, here)."""
+    asks a textbook question (a comparison of two things, a programming language's feature) or
+    for a concept ("what's a …?"), and does not point at the project (we, our, us, team, here)."""
     if _GENERAL.search(text) is not None:
         return True
-    return is_question(text) and _TEXTBOOK.search(text) is not None and _OURS.search(text) is None
+    if _OURS.search(text) is not None:
+        return False
+    return _CONCEPT.search(text) is not None or (is_question(text) and _TEXTBOOK.search(text) is not None)

@@ -189,6 +189,20 @@ DEFAULT = FusionRecipe(
     candidates=100,
     text_confidence=0.5,
 )
+#: Prompt recall's recipe for a long prompt that is not a question (a task or a bug report: six
+#: content words or more, ``ccmemory.features.recall.engine.prompt_recipe``): the embedding of a
+#: whole long prompt averages all its words, so its cosine counts less (0.35) and on its raw
+#: scale (min-max would lift the best of a diluted list to 1.0). Chosen on the recall tuning sets
+#: (bench/RESULTS-recall.md, 2026-11-26 fifth session); searches and questions keep DEFAULT.
+LONG_PROMPT = FusionRecipe(
+    method="score",
+    normalisation="minmax",
+    text_weight=1.0,
+    vector_weight=0.35,
+    vector_normalisation="raw",
+    candidates=100,
+    text_confidence=0.5,
+)
 #: The same without the confidence scale, for text scores that are not calibrated (reference
 #: chunks are scored by FTS5's raw bm25).
 UNCALIBRATED = FusionRecipe(

@@ -22,6 +22,7 @@ from ccmemory.features.recall import paths as P
 
 if TYPE_CHECKING:
     from ccmemory.index.base import Index
+    from ccmemory.text.fusion import FusionRecipe
 
 #: Types that exist to stop a mistake before it is made: shown first, favoured in prompt recall.
 CHECK_FIRST = ("gotcha", "correction", "exception", "failed_approach")
@@ -53,7 +54,13 @@ class Gate:
     #: the same with full text alone: a long task prompt's calibrated text score is a share of all
     #: its words (0.1-0.3 for the memory it needs), so the text bar goes lower (2026-11-26)
     text_floor: float = 0.15
-    relative: float = 0.6  # share of the best hit's relevance a further hit needs
+    #: once one hit clears the bar (the prompt is about something the vault knows), a further hit
+    #: is shown when it comes close: this share of the bar, and ``relative`` of the best hit's
+    #: relevance. The bar decides *whether* anything is shown, so chatter stays as silent; these
+    #: decide how far down the search's order the shown memories may come from (2026-11-26, third
+    #: recipe: the memory to check was often a same-topic neighbour just under the bar)
+    near: float = 0.8
+    relative: float = 0.5
     vector_scale: float = 1.0  # cosine -> the text score's scale
     min_terms: int = 2  # prompts with fewer analysed content words never recall
     short_terms: int = 2  # prompts of this many content words recall only when asked as a question
@@ -124,7 +131,10 @@ def prompt_picks(
 
     f = Filters(project=project, types=list(PROMPT_TYPES), viewer=viewer)
     mode = "hybrid" if embedder is not None else "text"
-    resp = search(index, prompt, f, limit=candidates(limit), mode=mode, embedder=embedder, expand=False)
+    recipe = prompt_recipe(prompt, terms)
+    resp = search(
+        index, prompt, f, limit=candidates(limit), mode=mode, embedder=embedder, expand=False, recipe=recipe
+    )
     return gate_hits(
         resp.hits, limit=limit, gate=gate, terms=terms, vectors=resp.mode == "hybrid", question=asked(prompt)
     )
@@ -175,6 +185,22 @@ def asked(prompt: str) -> bool:
     return is_question(prompt)
 
 
+#: a prompt of this many content words or more, not asked as a question, ranks with
+#: ``ccmemory.text.fusion.LONG_PROMPT``
+LONG_PROMPT_TERMS = 6
+
+
+def prompt_recipe(prompt: str, terms: int) -> FusionRecipe | None:
+    """The fusion recipe prompt recall ranks ``prompt`` (of ``terms`` content words) with: None
+    (the search's default) unless it is long and not a question, then
+    ``ccmemory.text.fusion.LONG_PROMPT``."""
+    if terms < LONG_PROMPT_TERMS or asked(prompt):
+        return None
+    from ccmemory.text.fusion import LONG_PROMPT
+
+    return LONG_PROMPT
+
+
 def candidates(limit: int) -> int:
     """How many search hits the gates choose from."""
     return max(limit * 4, 10)
@@ -199,21 +225,23 @@ def gate_hits(
     """Apply the relevance gates to search hits (``ccmemory.retrieval.search.Hit``, best first)
     of a prompt of ``terms`` content words, ranked with vectors or not.
 
-    The gates decide *whether* a hit is relevant enough (its absolute relevance); the search's
-    order, which holds the type, status, recency and intent priors (a task wants what to check
-    before acting), decides *which* come first. Open questions are left out unless the prompt is
-    ``question``: asked whether something was decided, "it is still open" is the answer."""
+    The bar decides *whether* anything is shown (one hit's absolute relevance must clear it);
+    then every hit that comes close (``gate.near`` of the bar, ``gate.relative`` of the best) may
+    be shown, and the search's order, which holds the type, status, recency and intent priors (a
+    task wants what to check before acting), decides *which* come first. Open questions are left
+    out unless the prompt is ``question``: asked whether something was decided, "it is still
+    open" is the answer."""
     relevant = [
         Pick(h.memory, relevance(h.parts, h.memory.type, gate), "prompt", dict(h.parts))
         for h in hits
         if question or not _open_question(h.memory)
     ]
     bar = gate.bar(terms, vectors)
-    relevant = [p for p in relevant if p.score >= bar]
-    if not relevant:
+    if not any(p.score >= bar for p in relevant):
         return []
     best = max(p.score for p in relevant)
-    return [p for p in relevant if p.score >= gate.relative * best][:limit]
+    least = max(gate.near * bar, gate.relative * best)
+    return [p for p in relevant if p.score >= least][:limit]
 
 
 def _open_question(m: Shown) -> bool:

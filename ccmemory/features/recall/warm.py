@@ -307,7 +307,10 @@ def answer(svc: Service, request: Any) -> dict[str, Any]:
         terms = engine.content_terms(text)
         if terms >= engine.DEFAULT_GATE.min_terms:  # the Service's search: hybrid, embeds missing vectors
             f = svc.filters(types=list(engine.PROMPT_TYPES))
-            resp = svc.search(text, f, limit=engine.candidates(limit), mode="hybrid", expand=False)
+            recipe = engine.prompt_recipe(text, terms)
+            resp = svc.search(
+                text, f, limit=engine.candidates(limit), mode="hybrid", expand=False, recipe=recipe
+            )
             picks = engine.gate_hits(
                 resp.hits,
                 limit=limit,
