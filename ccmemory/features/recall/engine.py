@@ -57,8 +57,8 @@ class Gate:
     #: once one hit clears the bar (the prompt is about something the vault knows), a further hit
     #: is shown when it comes close: this share of the bar, and ``relative`` of the best hit's
     #: relevance. The bar decides *whether* anything is shown, so chatter stays as silent; these
-    #: decide how far down the search's order the shown memories may come from (2026-11-26, third
-    #: recipe: the memory to check was often a same-topic neighbour just under the bar)
+    #: decide how far down the search's order the shown memories may come from (2026-11-26, fifth
+    #: session: the memory to check was often a same-topic neighbour just under the bar)
     near: float = 0.8
     relative: float = 0.5
     vector_scale: float = 1.0  # cosine -> the text score's scale
