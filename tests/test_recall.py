@@ -196,6 +196,7 @@ def test_chatter_injects_nothing(vault: Path, chatter: str) -> None:
         ("what's an ERP gateway, conceptually?", False),
         ("explain what a dead-letter queue is", False),
         ("message queues vs streams for invoices, quick summary", False),
+        ("explain the difference between an ERP batch and a stream", False),  # asked, not as a question
         # ...unless they say it is about us, or are instructions
         ("why do we batch invoices vs stream them to the ERP?", True),
         ("how does the team want errors returned in Go?", True),

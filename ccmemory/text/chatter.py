@@ -26,16 +26,19 @@ _GENERAL = re.compile(
 )
 #: Textbook questions, asked as questions and general unless they point at the project ("we", "our",
 #: "us", "the team", "here": "why do we use Redis vs Postgres?", "how does the team want errors
-#: returned in Go?"): a comparison of two things ("the difference between a group and a chord?",
-#: "X vs Y, which one?", "how does X differ from Y?") and a question about a programming language
-#: ("… in Python?", "… in Python 3.12?"). An instruction that names two things ("benchmark msgpack
-#: vs json") or a language ("rewrite the parser in Rust") is a task.
+#: returned in Go?"): "X vs Y, which one?" and a question about a programming language ("… in
+#: Python?", "… in Python 3.12?"). An instruction that names two things ("benchmark msgpack vs
+#: json") or a language ("rewrite the parser in Rust") is a task.
 _TEXTBOOK = re.compile(
-    r"\b(?:differences? between|differ(?:s|ent)? from|vs\.?|versus)\b"
+    r"\b(?:vs\.?|versus)\b"
     r"|\bin (?:python|go|golang|rust|java|kotlin|javascript|typescript|c#|c\+\+|ruby|elixir|php|swift"
     r"|bash|sql)(?: \d[\d.]*)?\s*\?*\s*$",
     re.IGNORECASE,
 )
+#: A comparison asked for, question or not ("explain the difference between ISO-8859-1 and UTF-8",
+#: "summarise the differences between Java 17 and 21"); "X vs Y" only when asked ("benchmark msgpack
+#: vs json" is a task, "inches versus centimetres on incoming parcels" a search).
+_COMPARE = re.compile(r"\b(?:differences? between|differ(?:s|ent)? from)\b", re.IGNORECASE)
 #: A concept asked for by its register, question or not: "what's a Postgres advisory lock?", "explain
 #: what a GIN index is", "…, conceptually?", "…at a high level", "…, quick summary". The indefinite
 #: article asks what a kind of thing is, not what this project's thing does ("what's a good
@@ -70,4 +73,6 @@ def asks_general(text: str) -> bool:
         return True
     if _OURS.search(text) is not None:
         return False
-    return _CONCEPT.search(text) is not None or (is_question(text) and _TEXTBOOK.search(text) is not None)
+    if _CONCEPT.search(text) is not None or _COMPARE.search(text) is not None:
+        return True
+    return is_question(text) and _TEXTBOOK.search(text) is not None
