@@ -409,6 +409,16 @@ def test_engine_gates_on_absolute_relevance() -> None:
     assert engine.gate_hits(close[1:], limit=3, terms=3) == []  # alone, the neighbour says nothing
     far = [close[0], hit("f", "fact", 0.0, g.near * bar - 0.01)]
     assert [p.memory.id for p in engine.gate_hits(far, limit=3, terms=3)] == ["d"]
+    # a question about us ("why did we drop X?") has a lower bar with vectors, not with full text
+    under = [hit("u", "decision", 0.0, g.ours_question * bar + 0.01)]
+    assert engine.gate_hits(under, limit=3, terms=3) == []
+    assert [p.memory.id for p in engine.gate_hits(under, limit=3, terms=3, ours=True)] == ["u"]
+    text_under = [hit("u", "decision", g.ours_question * g.bar(3, vectors=False) + 0.01)]
+    assert engine.gate_hits(text_under, limit=3, terms=3, vectors=False, ours=True) == []
+    assert engine.asked_about_us("why did we drop LaunchDarkly?")
+    assert engine.asked_about_us("where does our Temporal cluster live?")
+    assert not engine.asked_about_us("drop LaunchDarkly, we use Unleash now")  # not a question
+    assert not engine.asked_about_us("what regex matches a US zip code?")  # a country, not us
 
 
 def test_long_prompts_that_are_not_questions_rank_with_their_own_recipe(

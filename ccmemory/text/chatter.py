@@ -54,6 +54,15 @@ _CONCEPT = re.compile(
 _OURS = re.compile(r"\b(?:we|our|ours|us|team|here)\b", re.IGNORECASE)
 
 
+#: Lower-case only: "WE" is a weekday code (BYDAY=MO,WE), "US" a country ("a US zip code").
+_ABOUT_US = re.compile(r"\b(?:we|our|ours|us|here)\b")
+
+
+def about_us(text: str) -> bool:
+    """True when the prompt speaks of this project's people or things: we, our, us, here."""
+    return _ABOUT_US.search(text) is not None
+
+
 def content_words(text: str) -> int:
     """Distinct words that are not stopwords (as the analyser splits them, before stemming: a
     word and its plural count twice, which the full analysis would merge)."""

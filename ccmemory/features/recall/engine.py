@@ -65,14 +65,21 @@ class Gate:
     min_terms: int = 2  # prompts with fewer analysed content words never recall
     short_terms: int = 2  # prompts of this many content words recall only when asked as a question
     check_first_boost: float = 1.15  # gotchas, corrections, exceptions, failed approaches
+    #: with vectors, the bar of a question about us ("why did we drop LaunchDarkly?", "where does
+    #: our Temporal cluster live?", lower-case we / our / us / here) is this share of the usual
+    #: one: its memory was often first in the search, just under the bar (2026-11-26, fifth
+    #: session; with full text alone it let session chatter through: "what did we change today?")
+    ours_question: float = 0.8
 
-    def bar(self, terms: int, vectors: bool) -> float:
+    def bar(self, terms: int, vectors: bool, ours: bool = False) -> float:
         """The relevance a hit needs for a prompt of ``terms`` content words. A long prompt
         dilutes both signals (its text score is a share of all its words, its vector an average
-        of them), and chatter ("thanks, that works") is short: the bar drops with length."""
+        of them), and chatter ("thanks, that works") is short: the bar drops with length.
+        ``ours``: the prompt is a question about us (see ``ours_question``)."""
         base = self.min_score if vectors else self.text_min_score
         floor = self.floor if vectors else self.text_floor
-        return max(floor, base - self.per_term * max(0, terms - self.long_after))
+        bar = max(floor, base - self.per_term * max(0, terms - self.long_after))
+        return bar * self.ours_question if ours and vectors else bar
 
 
 DEFAULT_GATE = Gate()
@@ -136,7 +143,13 @@ def prompt_picks(
         index, prompt, f, limit=candidates(limit), mode=mode, embedder=embedder, expand=False, recipe=recipe
     )
     return gate_hits(
-        resp.hits, limit=limit, gate=gate, terms=terms, vectors=resp.mode == "hybrid", question=asked(prompt)
+        resp.hits,
+        limit=limit,
+        gate=gate,
+        terms=terms,
+        vectors=resp.mode == "hybrid",
+        question=asked(prompt),
+        ours=asked_about_us(prompt),
     )
 
 
@@ -201,6 +214,14 @@ def prompt_recipe(prompt: str, terms: int) -> FusionRecipe | None:
     return LONG_PROMPT
 
 
+def asked_about_us(prompt: str) -> bool:
+    """Whether the prompt is a question about this project's people or things (lower-case we,
+    our, us, here: ``ccmemory.text.chatter.about_us``)."""
+    from ccmemory.text.chatter import about_us
+
+    return asked(prompt) and about_us(prompt)
+
+
 def candidates(limit: int) -> int:
     """How many search hits the gates choose from."""
     return max(limit * 4, 10)
@@ -221,6 +242,7 @@ def gate_hits(
     terms: int = 0,
     vectors: bool = True,
     question: bool = False,
+    ours: bool = False,
 ) -> list[Pick]:
     """Apply the relevance gates to search hits (``ccmemory.retrieval.search.Hit``, best first)
     of a prompt of ``terms`` content words, ranked with vectors or not.
@@ -230,13 +252,13 @@ def gate_hits(
     be shown, and the search's order, which holds the type, status, recency and intent priors (a
     task wants what to check before acting), decides *which* come first. Open questions are left
     out unless the prompt is ``question``: asked whether something was decided, "it is still
-    open" is the answer."""
+    open" is the answer. ``ours``: the prompt is a question about us (:func:`asked_about_us`)."""
     relevant = [
         Pick(h.memory, relevance(h.parts, h.memory.type, gate), "prompt", dict(h.parts))
         for h in hits
         if question or not _open_question(h.memory)
     ]
-    bar = gate.bar(terms, vectors)
+    bar = gate.bar(terms, vectors, ours=ours)
     if not any(p.score >= bar for p in relevant):
         return []
     best = max(p.score for p in relevant)

@@ -317,6 +317,7 @@ def answer(svc: Service, request: Any) -> dict[str, Any]:
                 terms=terms,
                 vectors=resp.mode == "hybrid",
                 question=engine.asked(text),
+                ours=engine.asked_about_us(text),
             )
     elif op == "files" and isinstance(request.get("paths"), list):
         touched = [p for p in request["paths"] if isinstance(p, str)][:20]
