@@ -275,6 +275,13 @@ def test_text_search_and_resolve(backend: tuple[Index, str], scenario: Scenario)
     path = idx.get(p, [i["redis"]])[0].path
     assert idx.resolve(p, path) == [i["redis"]]
     assert idx.resolve(p, "zz") == []
+    # which of a prompt's analysed words the vault holds (prompt recall's gate), after a search
+    # (the Neo4j index keeps the frequencies it read) and on a fresh connection alike
+    from ccmemory.text.analyzer import query_terms
+
+    words = query_terms("redis sessions for the kubernetes autoscaler")
+    assert idx.known_terms(p, words) == set(query_terms("redis sessions"))
+    assert idx.known_terms(p, []) == set() and idx.known_terms("p-nothing-here", words) == set()
 
 
 def test_related_by_topic_or_file(backend: tuple[Index, str], scenario: Scenario) -> None:

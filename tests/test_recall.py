@@ -415,6 +415,13 @@ def test_engine_gates_on_absolute_relevance() -> None:
     assert [p.memory.id for p in engine.gate_hits(under, limit=3, terms=3, ours=True)] == ["u"]
     text_under = [hit("u", "decision", g.ours_question * g.bar(3, vectors=False) + 0.01)]
     assert engine.gate_hits(text_under, limit=3, terms=3, vectors=False, ours=True) == []
+    # with vectors, a prompt whose words the vault mostly does not hold needs more
+    assert g.bar(3, vectors=True, unknown=g.unknown_share) == pytest.approx(bar * g.unknown_raise)
+    assert g.bar(3, vectors=True, unknown=g.unknown_share - 0.01) == bar
+    assert g.bar(3, vectors=False, unknown=1.0) == g.bar(3, vectors=False)
+    just = [hit("j", "decision", 0.0, bar + 0.01)]
+    assert engine.gate_hits(just, limit=3, terms=3, unknown=0.5) == []
+    assert [p.memory.id for p in engine.gate_hits(just, limit=3, terms=3, unknown=0.2)] == ["j"]
     assert engine.asked_about_us("why did we drop LaunchDarkly?")
     assert engine.asked_about_us("where does our Temporal cluster live?")
     assert not engine.asked_about_us("drop LaunchDarkly, we use Unleash now")  # not a question
@@ -452,6 +459,10 @@ def test_long_prompts_that_are_not_questions_rank_with_their_own_recipe(
         warm.answer(svc, {"op": "prompt", "text": question, "limit": 3})
         warm.answer(svc, {"op": "prompt", "text": task, "limit": 3})
         svc.search(task, limit=3, mode="text")
+        # the share of a prompt's words no memory holds, from the real index
+        general = "how does kubernetes pick which pod to evict under memory pressure"
+        assert engine.unknown_share(svc.index, svc.project, general) >= engine.DEFAULT_GATE.unknown_share
+        assert engine.unknown_share(svc.index, svc.project, task) < engine.DEFAULT_GATE.unknown_share
     finally:
         svc.close()
     assert used == [fusion.LONG_PROMPT, None, fusion.LONG_PROMPT, None]

@@ -244,6 +244,12 @@ class Index(Protocol):
         """Full-text candidates (id, score; higher is better). `text` is plain words, never syntax."""
         ...
 
+    def known_terms(self, project: str, terms: Sequence[str]) -> set[str]:
+        """Which of the analysed ``terms`` (``ccmemory.text.analyzer.query_terms``) at least one of
+        the project's memories holds (prompt recall: a prompt whose words the vault mostly does
+        not know is seldom about the project)."""
+        ...
+
     def edges(self, project: str, ids: Sequence[str]) -> list[Edge]:
         """Every stored edge touching `ids`, in either direction, whose endpoints both exist."""
         ...

@@ -889,7 +889,8 @@ class SQLiteIndex(ReferenceTables):
             lo, hi = self.db.execute(
                 "SELECT (SELECT min(project) FROM memories), (SELECT max(project) FROM memories)"
             ).fetchone()
-            cached = (stamp, (int(n), (int(lt), int(lb), int(lf)), lo == hi), {})
+            # FTS5's own counts are this project's when it is the only one in the file
+            cached = (stamp, (int(n), (int(lt), int(lb), int(lf)), lo == hi == project), {})
             self._text_cache[project] = cached
         (n, lengths, single), known = cached[1], cached[2]
         missing = [t for t in terms if t not in known]
@@ -906,6 +907,12 @@ class SQLiteIndex(ReferenceTables):
                     (fts_match_terms([t]), project),
                 ).fetchone()
         return bm25.Stats(n, lengths, {t: known[t] for t in terms})
+
+    def known_terms(self, project: str, terms: Sequence[str]) -> set[str]:
+        if not terms:
+            return set()
+        df = self._text_stats(project, list(dict.fromkeys(terms))).df
+        return {t for t, n in df.items() if n > 0}
 
     def edges(self, project: str, ids: Sequence[str]) -> list[Edge]:
         if not ids:

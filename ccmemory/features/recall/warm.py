@@ -311,14 +311,7 @@ def answer(svc: Service, request: Any) -> dict[str, Any]:
             resp = svc.search(
                 text, f, limit=engine.candidates(limit), mode="hybrid", expand=False, recipe=recipe
             )
-            picks = engine.gate_hits(
-                resp.hits,
-                limit=limit,
-                terms=terms,
-                vectors=resp.mode == "hybrid",
-                question=engine.asked(text),
-                ours=engine.asked_about_us(text),
-            )
+            picks = engine.gate_response(resp, text, terms, svc.index, svc.project, limit=limit)
     elif op == "files" and isinstance(request.get("paths"), list):
         touched = [p for p in request["paths"] if isinstance(p, str)][:20]
         picks = engine.file_picks(svc.index, svc.project, touched, limit=limit, viewer=svc.viewer)

@@ -100,6 +100,24 @@ class MemoryReads(Connection):
         cands = [bm25.Candidate(r["id"], (r["t"] or "", r["b"] or "", r["f"] or "")) for r in rows]
         return bm25.rank(terms, cands, stats)[:limit]
 
+    @wrap_errors
+    def known_terms(self, project: str, terms: Sequence[str]) -> set[str]:
+        """The terms' document frequencies as text search reads them (kept ones first: they are
+        the state of the last search's stamp, which is all a gate needs), without the totals."""
+        kept = self._text_kept.get(project)
+        df = dict(kept[2]) if kept is not None else {}
+        missing = [t for t in dict.fromkeys(terms) if t not in df]
+        if missing:
+            rows = self._read(
+                "UNWIND $terms AS t CALL db.index.fulltext.queryNodes($index, t.q) YIELD node "
+                "WHERE node.project = $p RETURN t.term AS term, count(node) AS df",
+                index=FULLTEXT_INDEX,
+                terms=[{"term": t, "q": lucene_match_terms([t])} for t in missing],
+                p=project,
+            )
+            df.update({r["term"]: int(r["df"]) for r in rows})
+        return {t for t in terms if df.get(t, 0) > 0}
+
     def _text_stats(self, project: str, terms: list[str], stamp: str | None) -> bm25.Stats:
         """The project's statistics for BM25: memories, total field lengths, document frequency
         of each term. Counting them reads every memory of the project (0.4-0.5 s at 100k) and
