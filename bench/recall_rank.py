@@ -52,7 +52,8 @@ HELD_OUT_SETS = ("blind",)
 #: sets whose every line is split H, held out (run once, reported) and tuning data since: quayside,
 #: tern and wren since 2026-11-26, kite, lark and moth since 2026-11-26 (fifth session); harbor's
 #: split H too (its figures were read on 2026-11-26). A set not listed is held out: recall-newt,
-#: recall-owl and recall-pike were each run once (2026-11-26, fifth session; their misses unread).
+#: recall-owl, recall-pike and recall-quail were each run once (2026-11-26, fifth session; their
+#: misses unread).
 TUNING_WHOLE = ("recall-quayside", "recall-tern", "recall-wren", "recall-kite", "recall-lark", "recall-moth")
 TUNING_SETS = ("main", "tuning2", "recall-harbor")
 QUERY_KINDS = ("task", "question")  # the recall.txt lines that are search queries
