@@ -2,7 +2,9 @@
 costs in proportion to `k`), then for the larger `k` used before when the filters leave fewer
 than `limit` of those candidates, then scans exactly. Each step must give what it gave alone:
 the second pass the answer of the single k = 5 x limit query of before, the scan the exact
-top `limit` of the filtered memories."""
+top `limit` of the filtered memories. An HNSW pass returns the candidates near its `limit`-th by
+Lucene's float32 score and the client keeps the exact top `limit`: the answer of the statement
+of before, which recomputed every candidate's cosine on the server and kept its top `limit`."""
 
 from __future__ import annotations
 
@@ -15,14 +17,18 @@ import pytest
 
 from ccmemory.core.model import Memory, parse_timestamp
 from ccmemory.index.base import FileRecord, Filters
+from ccmemory.index.cosine import exact_scores
 from ccmemory.index.neo4j import vectors
+from ccmemory.index.neo4j.filters import where_clause
+from ccmemory.index.neo4j.schema import VECTOR_INDEX
 
 pytestmark = pytest.mark.neo4j
 
 EMB, DIM, N, LIMIT = "passes-test", 8, 1000, 60
-# 1000 memories: 600 facts, 300 gotchas, 100 decisions. With LIMIT 60 the passes are k = 120
-# and k = 300: no filter needs the second pass, gotchas (30 %) need it, decisions (10 %, fewer
-# than 60 expected among 300 neighbours) need the scan.
+# 1000 memories: 600 facts, 300 gotchas, 100 decisions. With LIMIT 60 and the factors 2 and 5
+# (set below: the product's 3 and 5 leave too narrow a gap at this size) the passes are k = 120
+# and k = 300: no filter needs the second pass, gotchas (30 %: ~36 of 120, ~90 of 300) need it,
+# decisions (10 %: ~30 of 300) need the scan.
 TYPES = ["fact"] * 6 + ["gotcha"] * 3 + ["decision"]
 
 
@@ -76,8 +82,10 @@ def test_passes_then_exact_scan(neo4j_server: Any, monkeypatch: pytest.MonkeyPat
         return read(query, **params)
 
     idx._read = counting
-    assert vectors.ann_passes(LIMIT) == [120, 300]
+    assert vectors.ann_passes(100) == [300, 500]  # the product's passes for 100 candidates
     assert vectors.ann_passes(8) == [100]  # small limits: one query at the least k
+    monkeypatch.setattr(vectors, "ANN_K_FACTORS", (2, 5))
+    assert vectors.ann_passes(LIMIT) == [120, 300]
     rng = np.random.default_rng(7)
     try:
         for _ in range(5):
@@ -105,10 +113,28 @@ def test_passes_then_exact_scan(neo4j_server: Any, monkeypatch: pytest.MonkeyPat
                     assert ids == exact  # the scan: the exact top LIMIT of the filtered memories
                 else:
                     assert len(set(ids) & set(exact)) >= 0.9 * LIMIT  # approximate, and close
-                    # the pass that answered gives what that single query gave before
-                    monkeypatch.setattr(vectors, "ANN_K_FACTORS", (expect[-1][1] / LIMIT,))
-                    assert idx.vector_search(EMB, q, f, LIMIT) == got
-                    monkeypatch.undo()
+                    # what the statement of before gave at the k that answered
+                    where, params = where_clause(f)
+                    before = read(
+                        "CALL db.index.vector.queryNodes($index, $k, $v) YIELD node AS e, score AS s "
+                        "WHERE e.embedder = $emb MATCH (m:Memory {project: $p, text_hash: e.text_hash}) "
+                        f"WHERE {where} WITH m, e, vector.similarity.cosine(e.embedding, $v) AS s "
+                        "RETURN m.id AS id, e.embedding AS v, s ORDER BY s DESC, id ASC LIMIT $limit",
+                        index=VECTOR_INDEX,
+                        k=expect[-1][1],
+                        v=[float(x) for x in q],
+                        emb=EMB,
+                        p=project,
+                        limit=LIMIT,
+                        **params,
+                    )
+                    assert got == exact_scores([r["id"] for r in before], [r["v"] for r in before], q)
+                    # the pass that answered gives what that single query gives
+                    vectors.ANN_K_FACTORS = (expect[-1][1] / LIMIT,)
+                    try:
+                        assert idx.vector_search(EMB, q, f, LIMIT) == got
+                    finally:
+                        vectors.ANN_K_FACTORS = (2, 5)
     finally:
         idx._read = read
         idx.close()

@@ -8,8 +8,10 @@ Queries: the 10 `bench_index.QUERIES` and `neo4j_hybrid.MORE`, then memory title
 paraphrases of them (title words without the number, shuffled, inside a question), drawn with a
 fixed seed from the project's memories (half from the memories whose vectors are the real
 embeddings of `fill_vectors.py --real`, which sort first by text hash, half from the others).
-Filters: the default ones (the viewer is the git user, superseded hidden) and a viewer who
-authored nothing (`bench-user`, curated memories only).
+Filters (`--filters`, see `FILTERS`): the default ones (the viewer is the git user, superseded
+hidden), a viewer who authored nothing, the types a prompt's recall asks for, and six or three
+of the eleven types (55 % and 27 % of the bench vault's memories). On the bench vault every
+memory is curated and of one of the prompt types, so the viewer and prompt filters leave all.
 
 For every query and filter the vector half (`Neo4jIndex.vector_search`, 100 candidates) is run
 with each `vectors.ANN_K_FACTORS` setting of `--settings` (for example "5" is the single k = 500
@@ -29,6 +31,7 @@ import random
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -47,6 +50,26 @@ FRAMES = [
     "anything about {}?",
     "why did we choose {}",
 ]
+
+
+#: Filters to compare under: the default ones; a viewer who authored nothing (on a vault whose
+#: memories are all curated this leaves every memory, like the default); the types a prompt's
+#: recall asks for (all eleven); six and three of the eleven types (55 % and 27 %).
+FILTERS: dict[str, Callable[[Any], Any]] = {
+    "default": lambda svc: svc.filters(),
+    "viewer": lambda svc: svc.filters(viewer="bench-user"),
+    "prompt types": lambda svc: svc.filters(types=sorted(_prompt_types())),
+    "six types": lambda svc: svc.filters(
+        types=["correction", "decision", "fact", "failed_approach", "gotcha", "pattern"]
+    ),
+    "three types": lambda svc: svc.filters(types=["decision", "gotcha", "pattern"]),
+}
+
+
+def _prompt_types() -> tuple[str, ...]:
+    from ccmemory.features.recall.engine import PROMPT_TYPES
+
+    return PROMPT_TYPES
 
 
 def queries(svc: Any, n_titles: int, seed: int) -> list[str]:
@@ -76,10 +99,11 @@ def overlap(a: list[str], b: list[str], n: int) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("root", type=Path)
-    ap.add_argument("--settings", default="5;1;1.5;2;3;2,5", help="ANN_K_FACTORS settings, ';' between")
+    ap.add_argument("--settings", default="5;2,5;2.5,5;3,5", help="ANN_K_FACTORS settings, ; between")
     ap.add_argument("--reference", default="5")
     ap.add_argument("--titles", type=int, default=45, help="titles (and as many paraphrases)")
     ap.add_argument("--seed", type=int, default=44)
+    ap.add_argument("--filters", default="default,viewer", help=", ".join(FILTERS))
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
 
@@ -98,11 +122,11 @@ def main() -> None:
         emb = svc.embedder()
         index = svc.index
         qs = queries(svc, args.titles, args.seed)
-        filters = {"default": svc.filters(), "viewer bench-user": svc.filters(viewer="bench-user")}
+        filters = {name: FILTERS[name](svc) for name in args.filters.split(",")}
         original = index.vector_search
         vec: dict[tuple[str, str, str], list[tuple[str, float]]] = {}
         top: dict[tuple[str, str, str], list[str]] = {}
-        ms: dict[str, list[float]] = {name: [] for name in settings}
+        ms: dict[tuple[str, str], list[float]] = {(fn, name): [] for fn in filters for name in settings}
         for fname, f in filters.items():
             for q in qs:
                 qv = emb.embed([q], kind="query")[0]
@@ -110,7 +134,7 @@ def main() -> None:
                     vectors.ANN_K_FACTORS = factors
                     t = time.perf_counter()
                     vec[fname, q, name] = original(emb.name, qv, f, limit)
-                    ms[name].append((time.perf_counter() - t) * 1000)
+                    ms[fname, name].append((time.perf_counter() - t) * 1000)
                     got = vec[fname, q, name]
                     index.vector_search = lambda *a, _got=got, **kw: list(_got)  # type: ignore[method-assign]
                     r = search(index, q, f, limit=10, mode="hybrid", embedder=emb, now=now)
@@ -121,7 +145,7 @@ def main() -> None:
         for fname in filters:
             rows: dict[str, Any] = {}
             for name in settings:
-                row: dict[str, Any] = {"vector_ms_mean": round(statistics.fmean(ms[name]), 1)}
+                row: dict[str, Any] = {"vector_ms_median": round(statistics.median(ms[fname, name]), 1)}
                 for against in (args.reference, "exact"):
                     v100, v10, v1, h_same, h10, h1 = [], [], 0, 0, [], 0
                     for q in qs:
