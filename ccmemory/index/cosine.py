@@ -16,8 +16,13 @@ from typing import Any
 DIGITS = 6
 
 
-def exact_scores(ids: Sequence[str], vectors: Any, query: Any) -> list[tuple[str, float]]:
-    """``[(id, cosine)]`` best first (ties by id) for the rows of ``vectors`` (one per id)."""
+def exact_scores(
+    ids: Sequence[str], vectors: Any, query: Any, top: int | None = None
+) -> list[tuple[str, float]]:
+    """``[(id, cosine)]`` best first (ties by id) for the rows of ``vectors`` (one per id).
+
+    ``top``: only the best ``top`` rows by the unrounded score (ties by id), the ones a server
+    ordering by its own double-precision cosine would have kept."""
     import numpy as np
 
     if not len(ids):
@@ -25,6 +30,9 @@ def exact_scores(ids: Sequence[str], vectors: Any, query: Any) -> list[tuple[str
     q = np.asarray(query, dtype=np.float32).reshape(-1).astype(np.float64)
     m = np.asarray(vectors, dtype=np.float32).reshape(len(ids), -1).astype(np.float64)
     scores = m @ q
-    out = [(i, round(float(s), DIGITS)) for i, s in zip(ids, scores, strict=True)]
+    pairs = list(zip(ids, (float(s) for s in scores), strict=True))
+    if top is not None and len(pairs) > top:
+        pairs = sorted(pairs, key=lambda t: (-t[1], t[0]))[:top]
+    out = [(i, round(s, DIGITS)) for i, s in pairs]
     out.sort(key=lambda t: (-t[1], t[0]))
     return out

@@ -16,6 +16,30 @@ from ccmemory.index.neo4j.queries import RETURN_MEMORY
 from ccmemory.index.neo4j.schema import VECTOR_INDEX
 from ccmemory.index.neo4j_retry import run_schema
 
+#: The HNSW queries `vector_search` tries, as multiples of its `limit` (each at least
+#: `ANN_MIN_K`), until one leaves `limit` memories after the filters; then the exact scan.
+#: HNSW is approximate and its cost grows with `k` (its beam width in every Lucene segment:
+#: at 100k, k = 300 ~20 ms, k = 500 ~27-36 ms); k = 3 x limit kept the final hybrid top-10
+#: of 104 of 105 queries as k = 5 x limit had it, and lost no exact top-1 (k = 2 x limit: 98,
+#: and one vector top-1). The second pass gives a filtered search the answer of the single
+#: k = 5 x limit query used before (bench/RESULTS-neo4j.md, "Hybrid search at 100k: the HNSW k").
+ANN_K_FACTORS: tuple[float, ...] = (3, 5)
+ANN_MIN_K = 100
+#: Lucene's cosine score, (1 + cos) / 2 in float32, is within ~1e-6 of the exact one; the HNSW
+#: query returns every candidate within this of the `limit`-th by that score, a superset of the
+#: exact top `limit`, which the client then picks (see `vector_search`).
+ANN_SCORE_MARGIN = 1e-4
+
+
+def ann_passes(limit: int) -> list[int]:
+    """The `k` of each HNSW query for `limit` results, smallest first, without repeats."""
+    out: list[int] = []
+    for factor in ANN_K_FACTORS:
+        k = max(int(limit * factor), ANN_MIN_K)
+        if k not in out:
+            out.append(k)
+    return out
+
 
 class VectorStore(Connection):
     @wrap_errors
@@ -112,31 +136,38 @@ class VectorStore(Connection):
                 f"vector dimension mismatch: index has {dims[0]['dim']}, query has {len(query)}"
             )
         where, params = where_clause(f)
-        # Approximate candidates from the vector index first; when filters leave fewer than
-        # `limit` of them, an exact scan over the project's memories gives the full answer.
-        k = max(limit * 5, 100)
-        try:
-            rows = self._read(
-                "CALL db.index.vector.queryNodes($index, $k, $v) YIELD node AS e, score AS s "
-                "WHERE e.embedder = $emb "
-                "MATCH (m:Memory {project: $p, text_hash: e.text_hash}) "
-                f"WHERE {where} "
-                "WITH m, e, vector.similarity.cosine(e.embedding, $v) AS s "
-                "RETURN m.id AS id, e.embedding AS v, s ORDER BY s DESC, id ASC LIMIT $limit",
-                index=VECTOR_INDEX,
-                k=k,
-                p=f.project,
-                emb=embedder,
-                v=query,
-                limit=limit,
-                **params,
-            )
-        except Neo4jError as exc:
-            # One vector index serves the whole server; another project's embedder may have left
-            # it at another dimension. The exact scan below still answers.
-            if "dimensions" not in str(exc):
-                raise
-            rows = []
+        rows: list[Any] = []
+        for k in ann_passes(limit):
+            try:
+                rows = self._read(
+                    "CALL db.index.vector.queryNodes($index, $k, $v) YIELD node AS e, score AS s "
+                    "WHERE e.embedder = $emb "
+                    "MATCH (m:Memory {project: $p, text_hash: e.text_hash}) "
+                    f"WHERE {where} "
+                    "WITH m.id AS id, e, s ORDER BY s DESC "
+                    "WITH collect({id: id, e: e, s: s}) AS found "
+                    "WITH found, CASE WHEN size(found) >= $limit "
+                    "  THEN found[$limit - 1].s - $margin ELSE -1.0 END AS cut "
+                    "UNWIND found AS r WITH r WHERE r.s >= cut "
+                    "RETURN r.id AS id, r.e.embedding AS v",
+                    index=VECTOR_INDEX,
+                    k=k,
+                    p=f.project,
+                    emb=embedder,
+                    v=query,
+                    limit=limit,
+                    margin=ANN_SCORE_MARGIN,
+                    **params,
+                )
+            except Neo4jError as exc:
+                # One vector index serves the whole server; another project's embedder may have
+                # left it at another dimension. The exact scan below still answers.
+                if "dimensions" not in str(exc):
+                    raise
+                rows = []
+                break
+            if len(rows) >= limit:
+                break
         if len(rows) < limit:
             rows = self._read(
                 "MATCH (m:Memory {project: $p}) "
@@ -150,5 +181,9 @@ class VectorStore(Connection):
                 limit=limit,
                 **params,
             )
-        # the server selects; the one client-side function scores, as on SQLite (cosine.py)
-        return exact_scores([r["id"] for r in rows], [r["v"] for r in rows], vector)
+        # the server selects; the one client-side function scores, as on SQLite (cosine.py).
+        # An HNSW pass sends every candidate within ANN_SCORE_MARGIN of its `limit`-th by
+        # Lucene's float32 score (cheaper than recomputing the cosine of all `k` in double on
+        # the server, ~5 ms at k = 300); any memory of the exact top `limit` among the candidates
+        # is in that set, and the client keeps the top `limit` by the exact score.
+        return exact_scores([r["id"] for r in rows], [r["v"] for r in rows], vector, top=limit)
