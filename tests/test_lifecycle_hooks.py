@@ -111,10 +111,12 @@ def test_pull_updates_content_and_status_without_manual_reindex(tmp_path: Path) 
     started = time.monotonic()
     git(bob, "pull", "-q", "--no-rebase", "origin", "main")
     assert time.monotonic() - started < 10  # git is not held up by the reindex
-    assert wait_for(lambda: mid in search(bob, "potoroo"), timeout=30)
+    # the hook's background reindex runs after the pull; wait for it before searching: a search
+    # that came first would index the pulled file itself (its own freshness check), and the
+    # hook would then find nothing to add (seen in CI under load: "reindex: added 0")
+    log = bob / ".ccmemory" / "local" / "githooks.log"
+    assert wait_for(lambda: log.exists() and "reindex: added 1" in log.read_text(), timeout=30)
     assert search(bob, "potoroo")[mid]["status"] == "curated"
-    log = (bob / ".ccmemory" / "local" / "githooks.log").read_text()
-    assert "reindex: added 1" in log
 
 
 def test_merge_and_branch_switch_refresh_status_in_the_background(tmp_path: Path) -> None:
