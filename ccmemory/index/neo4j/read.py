@@ -106,17 +106,23 @@ class MemoryReads(Connection):
         the state of the last search's stamp, which is all a gate needs), without the totals."""
         kept = self._text_kept.get(project)
         df = dict(kept[2]) if kept is not None else {}
+        self._read_df(project, terms, df)
+        return {t for t in terms if df[t] > 0}
+
+    def _read_df(self, project: str, terms: Sequence[str], df: dict[str, int]) -> None:
+        """Put into ``df`` the document frequency of each of ``terms`` it does not hold yet."""
         missing = [t for t in dict.fromkeys(terms) if t not in df]
-        if missing:
-            rows = self._read(
-                "UNWIND $terms AS t CALL db.index.fulltext.queryNodes($index, t.q) YIELD node "
-                "WHERE node.project = $p RETURN t.term AS term, count(node) AS df",
-                index=FULLTEXT_INDEX,
-                terms=[{"term": t, "q": lucene_match_terms([t])} for t in missing],
-                p=project,
-            )
-            df.update({r["term"]: int(r["df"]) for r in rows})
-        return {t for t in terms if df.get(t, 0) > 0}
+        if not missing:
+            return
+        rows = self._read(
+            "UNWIND $terms AS t CALL db.index.fulltext.queryNodes($index, t.q) YIELD node "
+            "WHERE node.project = $p RETURN t.term AS term, count(node) AS df",
+            index=FULLTEXT_INDEX,
+            terms=[{"term": t, "q": lucene_match_terms([t])} for t in missing],
+            p=project,
+        )
+        df.update({t: 0 for t in missing})  # a term no memory holds has no row
+        df.update({r["term"]: int(r["df"]) for r in rows})
 
     def _text_stats(self, project: str, terms: list[str], stamp: str | None) -> bm25.Stats:
         """The project's statistics for BM25: memories, total field lengths, document frequency
@@ -139,17 +145,7 @@ class MemoryReads(Connection):
             df = {}
             if stamp is not None:
                 self._text_kept[project] = (stamp, totals, df)
-        missing = [t for t in dict.fromkeys(terms) if t not in df]
-        if missing:
-            rows = self._read(
-                "UNWIND $terms AS t CALL db.index.fulltext.queryNodes($index, t.q) YIELD node "
-                "WHERE node.project = $p RETURN t.term AS term, count(node) AS df",
-                index=FULLTEXT_INDEX,
-                terms=[{"term": t, "q": lucene_match_terms([t])} for t in missing],
-                p=project,
-            )
-            df.update({t: 0 for t in missing})  # a term no memory holds has no row
-            df.update({r["term"]: int(r["df"]) for r in rows})
+        self._read_df(project, terms, df)
         return bm25.Stats(totals[0], totals[1], {t: df[t] for t in terms})
 
     def _text_candidates(self, match: str, f: Filters) -> tuple[list[Any], str | None]:
