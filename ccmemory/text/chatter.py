@@ -48,7 +48,21 @@ _COMPARE = re.compile(r"\b(?:differences? between|differ(?:s|ent)? from)\b", re.
 _CONCEPT = re.compile(
     r"\bwhat(?:'s| is| are) (?:a|an)\b(?! (?:good|safe|sensible|reasonable|better|clean|nice|quick)\b)"
     r"|^\s*(?:can you |could you |please )?explain what (?:a|an)\b"
-    r"|\b(?:conceptually|at a high level|quick summary|in a nutshell)\b",
+    r"|\b(?:conceptually|at a high level|quick summary|in a nutshell)\b"
+    # the register of a general explanation or of common practice (2026-11-26, sixth session):
+    # "generally, when would someone pick…", "in plain english", "like I'm new to this", "to a
+    # junior dev", "what do people usually do?"
+    r"|\b(?:generally|in plain english)\b|\blike i'?m (?:new|five|5)\b"
+    r"|\b(?:to|for) an? (?:junior|beginner|newbie|new dev)"
+    r"|\bwhat do (?:most )?(?:people|folks|others)\b",
+    re.IGNORECASE,
+)
+#: Steering the conversation, not asking anything new: "ok run the tests again", "run the golden
+#: tests one more time please" (the session already has what it needs for them).
+_AGAIN = re.compile(
+    r"^\W*(?:(?:ok(?:ay)?|cool|great|thanks|nice|alright|right)\W+)?(?:now\s+|please\s+)?"
+    r"(?:re-?run\s+(?:the\s+|all\s+the\s+)?(?:[\w-]+\s+)?(?:tests?|specs?|suite|linter|lint|build|checks?)\W*$"
+    r"|(?:re-?)?run\b[^.?!]{0,40}?\b(?:again|once more|one more time)\b)",
     re.IGNORECASE,
 )
 _OURS = re.compile(r"\b(?:we|our|ours|us|team|here)\b", re.IGNORECASE)
@@ -78,7 +92,7 @@ def asks_general(text: str) -> bool:
     """True when the prompt says it is about things in general (or asks for a joke or a poem), or
     asks a textbook question (a comparison of two things, a programming language's feature) or
     for a concept ("what's a …?"), and does not point at the project (we, our, us, team, here)."""
-    if _GENERAL.search(text) is not None:
+    if _GENERAL.search(text) is not None or _AGAIN.search(text) is not None:
         return True
     if _OURS.search(text) is not None:
         return False
