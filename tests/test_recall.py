@@ -205,6 +205,19 @@ def test_chatter_injects_nothing(vault: Path, chatter: str) -> None:
         ("explain why the nightly invoice export failed", True),
         ("what's a safe batch size for the ERP gateway?", True),  # a value, not a concept
         ("what is an invoice hold in our ERP?", True),
+        # the register of a general explanation or of common practice, unless about us
+        ("generally, is polling or a webhook better for invoice status?", False),
+        ("explain ERP gateway back-pressure in plain English", False),
+        ("describe a saga to me like I'm five", False),
+        ("explain invoice matching to a junior dev", False),
+        ("what do most people pick for invoice numbering schemes?", False),
+        ("do we generally batch invoices before the ERP cut-off?", True),
+        # steering the session, not a new question
+        ("ok, run the tests again", False),
+        ("run the export integration tests one more time please", False),
+        ("rerun the linter", False),
+        ("rerun the March invoice export with the corrected currency mapping", True),
+        ("run the invoice export against staging", True),
     ],
 )
 def test_which_prompts_may_need_a_memory(prompt: str, asked: bool) -> None:
@@ -422,10 +435,67 @@ def test_engine_gates_on_absolute_relevance() -> None:
     just = [hit("j", "decision", 0.0, bar + 0.01)]
     assert engine.gate_hits(just, limit=3, terms=3, unknown=0.5) == []
     assert [p.memory.id for p in engine.gate_hits(just, limit=3, terms=3, unknown=0.2)] == ["j"]
+    # with vectors, a prompt the general-question model scores high needs more (raised, not silenced)
+    assert g.bar(3, vectors=True, general=g.general_above + 0.01) == pytest.approx(bar * g.general_raise)
+    assert g.bar(3, vectors=True, general=g.general_above) == bar
+    assert g.bar(3, vectors=False, general=1.0) == g.bar(3, vectors=False)
+    assert engine.gate_hits(just, limit=3, terms=3, general=0.9) == []
     assert engine.asked_about_us("why did we drop LaunchDarkly?")
     assert engine.asked_about_us("where does our Temporal cluster live?")
     assert not engine.asked_about_us("drop LaunchDarkly, we use Unleash now")  # not a question
     assert not engine.asked_about_us("what regex matches a US zip code?")  # a country, not us
+
+
+def test_the_general_question_model_scores_the_search_s_own_vector() -> None:
+    """The shipped model (bench/train_general.py) fits the default embedder, tells textbook
+    questions from the project's prompts on prompts of no recall set, and never scores the
+    vectors of another embedder."""
+    from ccmemory.features.recall.general import general_score
+    from ccmemory.retrieval.embed import LocalMiniLM
+
+    emb = LocalMiniLM()
+    general = ["what is the CAP theorem?", "how do I reverse a linked list in place?"]
+    ours = ["where do we keep the ERP credentials?", "add a retry with backoff to the invoice exporter"]
+    vectors = emb.embed([*general, *ours], kind="query")
+    scores = [general_score(v, emb.name) or 0.0 for v in vectors]
+    assert min(scores[:2]) > engine.DEFAULT_GATE.general_above > 0.5 > max(scores[2:])
+    assert general_score(vectors[0], "voyage-3") is None  # another embedder's space
+    assert general_score(vectors[0][:10], emb.name) is None  # not this model's vector
+
+
+def test_recall_raises_the_bar_by_what_the_model_reads_in_the_prompt_s_vector(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The search hands recall the vector it embedded; the model's score of it raises the bar
+    (here a raise no hit can clear, to see the wiring) where the warm process ranks, never for
+    full text alone."""
+    from dataclasses import replace
+
+    from ccmemory.app.service import Service
+    from ccmemory.features.recall import general
+
+    seen: list[tuple[int, str]] = []
+    real = general.general_score
+
+    def spy(vector: object, embedder: str) -> float | None:
+        seen.append((len(vector), embedder))  # type: ignore[arg-type]
+        return real(vector, embedder)
+
+    monkeypatch.setattr(general, "general_score", spy)
+    task = "speed up the nightly invoice export to the ERP"
+    strict = replace(engine.DEFAULT_GATE, general_above=0.0, general_raise=100.0)
+    svc = Service.open(vault)
+    try:
+        emb = svc.embedder()
+        assert engine.prompt_picks(svc.index, svc.project, task, limit=3, embedder=emb)
+        assert engine.prompt_picks(svc.index, svc.project, task, limit=3, embedder=emb, gate=strict) == []
+        assert engine.prompt_picks(svc.index, svc.project, task, limit=3, gate=strict)  # full text
+        resp = svc.search(task, limit=3, mode="hybrid")
+        assert resp.vector_model == emb.name and len(resp.query_vector) == 384
+        assert svc.search(task, limit=3, mode="text").query_vector is None
+    finally:
+        svc.close()
+    assert seen == [(384, emb.name), (384, emb.name)]
 
 
 def test_long_prompts_that_are_not_questions_rank_with_their_own_recipe(

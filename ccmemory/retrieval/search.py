@@ -97,6 +97,10 @@ class SearchResponse:
     mode: str
     notices: list[str] = field(default_factory=list)
     vectors_pending: int = 0  # memories not embedded yet: semantic search is warming up
+    #: the query's vector and the embedder's name when vectors ranked (prompt recall scores the
+    #: vector again: ``ccmemory.features.recall.general``)
+    query_vector: Any = None
+    vector_model: str = ""
 
 
 def recency_weight(created: str, now: datetime) -> float:
@@ -146,6 +150,7 @@ def search(
     vec_list: list[tuple[str, float]] = []
     floor = MIN_SIMILARITY
     aside: Callable[[], list[tuple[str, float]]] | None = None
+    qv: Any = None
     if mode == "hybrid" and embedder is not None and index.concurrent_reads:
         # the two halves wait on the server: the text half runs while this thread embeds the
         # query and waits on the vector half (the same calls and answers, in less time)
@@ -155,7 +160,7 @@ def search(
     elif mode in ("text", "hybrid"):
         text_list = index.text_search(query, f, recipe.candidates)
     if mode in ("semantic", "hybrid"):
-        vectors, reason, floor = _vector_candidates(
+        vectors, reason, floor, qv = _vector_candidates(
             index, query, f, embedder, embedder_problem, recipe.candidates, limit
         )
         if aside is not None:
@@ -169,8 +174,9 @@ def search(
             vec_list = vectors
     text_scores, vec_scores = dict(text_list), dict(vec_list)
     fused = dict(recipe.fuse(text_scores, vec_scores))
+    model = getattr(embedder, "name", "") if qv is not None else ""
     if not fused:
-        return SearchResponse([], used, notices)
+        return SearchResponse([], used, notices, query_vector=qv, vector_model=model)
     scale = recipe.text_scale(text_scores, vec_scores)  # for `explain` (fuse applied it)
     parts_of = _fusion_parts(fused, scale, text_list, vec_list)
     asked = intent.wanted_types(query)
@@ -200,7 +206,7 @@ def search(
     ranked = sorted(hits.values(), key=lambda h: (-h.score, h.memory.id))
     if expand and ranked:
         ranked = _expand(index, f, ranked, limit, now, skip=set(order[done:]))
-    return SearchResponse(ranked[:limit], used, notices)
+    return SearchResponse(ranked[:limit], used, notices, query_vector=qv, vector_model=model)
 
 
 def _prior_bound(asked: set[str]) -> float:
@@ -221,21 +227,22 @@ def _vector_candidates(
     embedder_problem: str | None,
     candidates: int,
     limit: int,
-) -> tuple[list[tuple[str, float]] | None, str, float]:
+) -> tuple[list[tuple[str, float]] | None, str, float, Any]:
     """(the vector candidates or None when semantic search is off, why it is off, the embedder's
-    similarity floor)."""
+    similarity floor, the query's vector or None)."""
     floor = MIN_SIMILARITY
     if embedder is None:
-        return None, embedder_problem or "no embedder configured", floor
+        return None, embedder_problem or "no embedder configured", floor, None
     try:
         qv = embedder.embed([query], kind="query")[0]
         floor = float(getattr(embedder, "min_similarity", MIN_SIMILARITY))
         nearest = index.vector_search(embedder.name, qv, f, candidates)
         # the fusion takes the memories above the floor, and at least the `limit`
         # nearest however far (marked weak below)
-        return [(mid, s) for i, (mid, s) in enumerate(nearest) if i < limit or s >= floor], "", floor
+        kept = [(mid, s) for i, (mid, s) in enumerate(nearest) if i < limit or s >= floor]
+        return kept, "", floor, qv
     except Exception as exc:
-        return None, f"{type(exc).__name__}: {exc}", floor
+        return None, f"{type(exc).__name__}: {exc}", floor, None
 
 
 def _fusion_parts(

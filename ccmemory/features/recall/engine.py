@@ -77,13 +77,22 @@ class Gate:
     #: prompts, 3 % of questions; 2026-11-26, fifth session)
     unknown_share: float = 0.34
     unknown_raise: float = 1.3
+    #: with vectors, a prompt that the general-question model (``recall.general``) scores above
+    #: ``general_above`` has the bar x ``general_raise``: raised, not silenced, as the model was
+    #: trained on invented projects' prompts (2026-11-26, sixth session; leave one set out on
+    #: twelve sets: chatter silent +3 points, questions -1)
+    general_above: float = 0.7
+    general_raise: float = 1.2
 
-    def bar(self, terms: int, vectors: bool, ours: bool = False, unknown: float = 0.0) -> float:
+    def bar(
+        self, terms: int, vectors: bool, ours: bool = False, unknown: float = 0.0, general: float = 0.0
+    ) -> float:
         """The relevance a hit needs for a prompt of ``terms`` content words. A long prompt
         dilutes both signals (its text score is a share of all its words, its vector an average
         of them), and chatter ("thanks, that works") is short: the bar drops with length.
         ``ours``: the prompt is a question about us (see ``ours_question``); ``unknown``: the
-        share of its words no memory holds (see ``unknown_share``)."""
+        share of its words no memory holds (see ``unknown_share``); ``general``: the
+        general-question model's score (see ``general_above``)."""
         base = self.min_score if vectors else self.text_min_score
         floor = self.floor if vectors else self.text_floor
         bar = max(floor, base - self.per_term * max(0, terms - self.long_after))
@@ -91,6 +100,8 @@ class Gate:
             bar *= self.ours_question
         if vectors and unknown >= self.unknown_share:
             bar *= self.unknown_raise
+        if vectors and general > self.general_above:
+            bar *= self.general_raise
         return bar
 
 
@@ -162,8 +173,14 @@ def gate_response(
 ) -> list[Pick]:
     """:func:`gate_hits` for the search response ``resp`` (``ccmemory.retrieval.search.SearchResponse``)
     of ``prompt`` (of ``terms`` content words), with what the prompt's words say: asked, about us,
-    how many of them the vault knows (asked of ``index`` only when vectors ranked)."""
+    how many of them the vault knows (asked of ``index`` only when vectors ranked), and how much
+    its vector reads as a general question (``recall.general``)."""
     vectors = resp.mode == "hybrid"
+    general = None
+    if vectors and resp.hits:
+        from ccmemory.features.recall.general import general_score
+
+        general = general_score(resp.query_vector, resp.vector_model)
     return gate_hits(
         resp.hits,
         limit=limit,
@@ -173,6 +190,7 @@ def gate_response(
         question=asked(prompt),
         ours=asked_about_us(prompt),
         unknown=unknown_share(index, project, prompt) if vectors and resp.hits else 0.0,
+        general=general or 0.0,
     )
 
 
@@ -277,6 +295,7 @@ def gate_hits(
     question: bool = False,
     ours: bool = False,
     unknown: float = 0.0,
+    general: float = 0.0,
 ) -> list[Pick]:
     """Apply the relevance gates to search hits (``ccmemory.retrieval.search.Hit``, best first)
     of a prompt of ``terms`` content words, ranked with vectors or not.
@@ -287,13 +306,14 @@ def gate_hits(
     task wants what to check before acting), decides *which* come first. Open questions are left
     out unless the prompt is ``question``: asked whether something was decided, "it is still
     open" is the answer. ``ours``: the prompt is a question about us (:func:`asked_about_us`);
-    ``unknown``: the share of its words no memory holds (:func:`unknown_share`)."""
+    ``unknown``: the share of its words no memory holds (:func:`unknown_share`); ``general``: how
+    much it reads as a general question (``ccmemory.features.recall.general``)."""
     relevant = [
         Pick(h.memory, relevance(h.parts, h.memory.type, gate), "prompt", dict(h.parts))
         for h in hits
         if question or not _open_question(h.memory)
     ]
-    bar = gate.bar(terms, vectors, ours=ours, unknown=unknown)
+    bar = gate.bar(terms, vectors, ours=ours, unknown=unknown, general=general)
     if not any(p.score >= bar for p in relevant):
         return []
     best = max(p.score for p in relevant)
