@@ -155,6 +155,7 @@ def run_quality(args: argparse.Namespace) -> None:
                             words,
                             limit=s.max_memories * 2,
                             embedder=emb if mode == "hybrid" else None,
+                            command=True,
                         )
                         picks = engine.combine(picks, said, s.max_memories * 2)
                     out = choose(picks, s, FILE_HEADER.format(what=", ".join(touched)))

@@ -490,12 +490,21 @@ def test_recall_raises_the_bar_by_what_the_model_reads_in_the_prompt_s_vector(
         assert engine.prompt_picks(svc.index, svc.project, task, limit=3, embedder=emb)
         assert engine.prompt_picks(svc.index, svc.project, task, limit=3, embedder=emb, gate=strict) == []
         assert engine.prompt_picks(svc.index, svc.project, task, limit=3, gate=strict)  # full text
+        # a shell command's words are not a user's prompt: the model never scores them
+        words = "psql invoice export ERP nightly"
+        assert engine.prompt_picks(
+            svc.index, svc.project, words, limit=3, embedder=emb, gate=strict, command=True
+        )
+        before = len(seen)
+        warm.answer(svc, {"op": "prompt", "text": words, "limit": 3, "command": True})
+        warm.answer(svc, {"op": "prompt", "text": task, "limit": 3})
+        assert len(seen) == before + 1  # the user's prompt only
         resp = svc.search(task, limit=3, mode="hybrid")
         assert resp.vector_model == emb.name and len(resp.query_vector) == 384
         assert svc.search(task, limit=3, mode="text").query_vector is None
     finally:
         svc.close()
-    assert seen == [(384, emb.name), (384, emb.name)]
+    assert seen[:2] == [(384, emb.name), (384, emb.name)]
 
 
 def test_long_prompts_that_are_not_questions_rank_with_their_own_recipe(

@@ -151,8 +151,10 @@ def prompt_picks(
     embedder: Any = None,
     viewer: str | None = None,
     gate: Gate = DEFAULT_GATE,
+    command: bool = False,
 ) -> list[Pick]:
-    """The memories in force that apply to ``prompt``, best first, at most ``limit``."""
+    """The memories in force that apply to ``prompt``, best first, at most ``limit``;
+    ``command``: ``prompt`` is a shell command's words, not what a user typed."""
     terms = content_terms(prompt)
     if terms < gate.min_terms:
         return []
@@ -165,19 +167,28 @@ def prompt_picks(
     resp = search(
         index, prompt, f, limit=candidates(limit), mode=mode, embedder=embedder, expand=False, recipe=recipe
     )
-    return gate_response(resp, prompt, terms, index, project, limit=limit, gate=gate)
+    return gate_response(resp, prompt, terms, index, project, limit=limit, gate=gate, command=command)
 
 
 def gate_response(
-    resp: Any, prompt: str, terms: int, index: Index, project: str, *, limit: int, gate: Gate = DEFAULT_GATE
+    resp: Any,
+    prompt: str,
+    terms: int,
+    index: Index,
+    project: str,
+    *,
+    limit: int,
+    gate: Gate = DEFAULT_GATE,
+    command: bool = False,
 ) -> list[Pick]:
     """:func:`gate_hits` for the search response ``resp`` (``ccmemory.retrieval.search.SearchResponse``)
     of ``prompt`` (of ``terms`` content words), with what the prompt's words say: asked, about us,
     how many of them the vault knows (asked of ``index`` only when vectors ranked), and how much
-    its vector reads as a general question (``recall.general``)."""
+    its vector reads as a general question (``recall.general``: a user's prompt only, never a
+    ``command``'s words, which the model was not trained on)."""
     vectors = resp.mode == "hybrid"
     general = None
-    if vectors and resp.hits:
+    if vectors and resp.hits and not command:
         from ccmemory.features.recall.general import general_score
 
         general = general_score(resp.query_vector, resp.vector_model)

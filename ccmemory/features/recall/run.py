@@ -124,7 +124,7 @@ def tool(
         if picks is None:
             return ""
         if engine.worth_asking(words):
-            picks = engine.combine(picks, _text_picks(ctx, words, limit) or [], limit)
+            picks = engine.combine(picks, _text_picks(ctx, words, limit, command=True) or [], limit)
         if touched:
             what = touched[0] if len(touched) == 1 else f"{touched[0]} and {len(touched) - 1} more"
         else:
@@ -146,16 +146,20 @@ def _file_picks(ctx: Context, touched: list[str], limit: int) -> list[engine.Pic
     return picks
 
 
-def _text_picks(ctx: Context, text: str, limit: int) -> list[engine.Pick] | None:
-    """Prompt-style recall of `text` (the warm process ranks with vectors, else full text)."""
+def _text_picks(ctx: Context, text: str, limit: int, *, command: bool = False) -> list[engine.Pick] | None:
+    """Prompt-style recall of `text` (the warm process ranks with vectors, else full text);
+    ``command``: `text` is a shell command's words."""
     from ccmemory.features.recall import warm
 
-    picks = warm.ask(ctx.root, {"op": "prompt", "text": text, "limit": limit})
+    request: dict[str, Any] = {"op": "prompt", "text": text, "limit": limit}
+    if command:
+        request["command"] = True
+    picks = warm.ask(ctx.root, request)
     if picks is None:
         index = ctx.local_index()
         if index is None:
             return None
-        picks = engine.prompt_picks(index, ctx.project, text, limit=limit)
+        picks = engine.prompt_picks(index, ctx.project, text, limit=limit, command=command)
     return picks
 
 

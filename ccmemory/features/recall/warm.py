@@ -6,6 +6,7 @@ can hold the embedder; it listens on a Unix socket (``.ccmemory/local/recall.soc
 0600. A hook connects, sends one JSON line and reads one JSON line back, within
 :data:`TIMEOUT`; when there is no server, or it is slow or broken, :func:`ask` returns None and
 the hook ranks by full text itself. Requests carry no code: ``{"op": "prompt", "text", "limit"}``
+(``"command": true`` when the text is a shell command's words)
 or ``{"op": "files", "paths", "limit"}``; answers are the chosen memories. ``ccmemory search``
 asks ``{"op": "search", "query", "mode", "limit", "filters", "index"}`` (:func:`search`): the
 warm Service's whole search response (hits, notices), so a CLI process need not load the
@@ -311,7 +312,10 @@ def answer(svc: Service, request: Any) -> dict[str, Any]:
             resp = svc.search(
                 text, f, limit=engine.candidates(limit), mode="hybrid", expand=False, recipe=recipe
             )
-            picks = engine.gate_response(resp, text, terms, svc.index, svc.project, limit=limit)
+            command = request.get("command") is True  # a shell command's words
+            picks = engine.gate_response(
+                resp, text, terms, svc.index, svc.project, limit=limit, command=command
+            )
     elif op == "files" and isinstance(request.get("paths"), list):
         touched = [p for p in request["paths"] if isinstance(p, str)][:20]
         picks = engine.file_picks(svc.index, svc.project, touched, limit=limit, viewer=svc.viewer)
