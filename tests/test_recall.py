@@ -437,7 +437,10 @@ def test_engine_gates_on_absolute_relevance() -> None:
     assert [p.memory.id for p in engine.gate_hits(just, limit=3, terms=3, unknown=0.2)] == ["j"]
     # with vectors, a prompt the general-question model scores high needs more (raised, not silenced)
     assert g.bar(3, vectors=True, general=g.general_above + 0.01) == pytest.approx(bar * g.general_raise)
-    assert g.bar(3, vectors=True, general=g.general_above) == bar
+    assert g.bar(3, vectors=True, general=g.general_above) == bar == g.bar(3, vectors=True, general=None)
+    # ...and one it reads as about the project ("where do we keep the ERP credentials?") needs less
+    assert g.bar(3, vectors=True, general=g.project_below - 0.01) == pytest.approx(bar * g.project_lower)
+    assert g.bar(3, vectors=True, general=g.project_below) == bar
     assert g.bar(3, vectors=False, general=1.0) == g.bar(3, vectors=False)
     assert engine.gate_hits(just, limit=3, terms=3, general=0.9) == []
     assert engine.asked_about_us("why did we drop LaunchDarkly?")
