@@ -212,6 +212,15 @@ def test_chatter_injects_nothing(vault: Path, chatter: str) -> None:
         ("explain invoice matching to a junior dev", False),
         ("what do most people pick for invoice numbering schemes?", False),
         ("do we generally batch invoices before the ERP cut-off?", True),
+        ("what's a good rule of thumb for ERP batch sizes", False),
+        ("best practices for retrying invoice exports?", False),
+        ("when would you pick a message queue over polling for invoices?", False),
+        ("what are common mistakes people make with idempotency keys", False),
+        ("explain exactly-once delivery, outbox vs two-phase commit", False),
+        ("polling vs webhooks for invoice status, what are the tradeoffs", False),
+        ("what's new in Python 3.13 for dataclasses", False),
+        ("what usually breaks the nightly invoice export?", True),  # "usually" alone is ours
+        ("why would the ERP gateway return a 409 for a new invoice?", True),
         # steering the session, not a new question
         ("ok, run the tests again", False),
         ("run the export integration tests one more time please", False),

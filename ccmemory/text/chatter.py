@@ -37,8 +37,17 @@ _TEXTBOOK = re.compile(
 )
 #: A comparison asked for, question or not ("explain the difference between ISO-8859-1 and UTF-8",
 #: "summarise the differences between Java 17 and 21"); "X vs Y" only when asked ("benchmark msgpack
-#: vs json" is a task, "inches versus centimetres on incoming parcels" a search).
-_COMPARE = re.compile(r"\b(?:differences? between|differ(?:s|ent)? from)\b", re.IGNORECASE)
+#: vs json" is a task, "inches versus centimetres on incoming parcels" a search) or to be explained
+#: or weighed.
+_COMPARE = re.compile(
+    r"\b(?:differences? between|differ(?:s|ent)? from)\b"
+    # "X vs Y" asked to be explained or weighed, question or not ("explain rate limiting, token
+    # bucket vs leaky bucket", "DataMatrix vs QR, what are the tradeoffs"; 2026-11-26, sixth session)
+    r"|^\s*(?:can you |could you |please )?explain\b.*\b(?:vs\.?|versus)\b"
+    r"|\b(?:vs\.?|versus)\b.*\b(?:trade-?offs|pros and cons)\b"
+    r"|\b(?:trade-?offs|pros and cons)\b.*\b(?:vs\.?|versus)\b",
+    re.IGNORECASE,
+)
 #: A concept asked for by its register, question or not: "what's a Postgres advisory lock?", "explain
 #: what a GIN index is", "…, conceptually?", "…at a high level", "…, quick summary". The indefinite
 #: article asks what a kind of thing is, not what this project's thing does ("what's a good
@@ -50,11 +59,17 @@ _CONCEPT = re.compile(
     r"|^\s*(?:can you |could you |please )?explain what (?:a|an)\b"
     r"|\b(?:conceptually|at a high level|quick summary|in a nutshell)\b"
     # the register of a general explanation or of common practice (2026-11-26, sixth session):
-    # "generally, when would someone pick…", "in plain english", "like I'm new to this", "to a
-    # junior dev", "what do people usually do?"
-    r"|\b(?:generally|in plain english)\b|\blike i'?m (?:new|five|5)\b"
+    # "generally, when would someone pick…", "in plain English", "like I'm new to this", "to a
+    # junior dev", "what do people usually do?", "rule of thumb", "best practices", "common
+    # mistakes", "ZPL basics", "what's new in Python 3.12"; not "usually" alone ("what usually
+    # knocks origin over?" asks about the project)
+    r"|\bgenerally\b|\bin (?:plain|simple|layman'?s) (?:english|words|terms)\b|\blike i'?m (?:new|five|5)\b"
     r"|\b(?:to|for) an? (?:junior|beginner|newbie|new dev)"
-    r"|\bwhat do (?:most )?(?:people|folks|others)\b",
+    r"|\bwhat do (?:most )?(?:people|folks|others)\b"
+    r"|\b(?:people|someone|folks) (?:usually|typically|normally)\b"
+    r"|\b(?:why|when) would (?:someone|anyone|one)\b|\bwhen would you\b"
+    r"|\brules? of thumb\b|\bbest practices?\b|\bcommon (?:mistakes|pitfalls)\b|\bbasics\b"
+    r"|\bwhat'?s new in\b",
     re.IGNORECASE,
 )
 #: Steering the conversation, not asking anything new: "ok run the tests again", "run the golden
