@@ -219,6 +219,8 @@ def test_chatter_injects_nothing(vault: Path, chatter: str) -> None:
         ("explain exactly-once delivery, outbox vs two-phase commit", False),
         ("polling vs webhooks for invoice status, what are the tradeoffs", False),
         ("what's new in Python 3.13 for dataclasses", False),
+        ("how does HTTP/2 multiplexing work under the hood?", False),
+        ("gRPC or REST for the ERP gateway, which would you pick?", False),
         ("what usually breaks the nightly invoice export?", True),  # "usually" alone is ours
         ("why would the ERP gateway return a 409 for a new invoice?", True),
         # steering the session, not a new question

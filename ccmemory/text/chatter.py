@@ -61,7 +61,8 @@ _CONCEPT = re.compile(
     # the register of a general explanation or of common practice (2026-11-26, sixth session):
     # "generally, when would someone pick…", "in plain English", "like I'm new to this", "to a
     # junior dev", "what do people usually do?", "rule of thumb", "best practices", "common
-    # mistakes", "ZPL basics", "what's new in Python 3.12"; not "usually" alone ("what usually
+    # mistakes", "ZPL basics", "what's new in Python 3.12", "under the hood", "which would you
+    # pick?", "when to use which", "who came up with it?"; not "usually" alone ("what usually
     # knocks origin over?" asks about the project)
     r"|\bgenerally\b|\bin (?:plain|simple|layman'?s) (?:english|words|terms)\b|\blike i'?m (?:new|five|5)\b"
     r"|\b(?:to|for) an? (?:junior|beginner|newbie|new dev)"
@@ -69,7 +70,8 @@ _CONCEPT = re.compile(
     r"|\b(?:people|someone|folks) (?:usually|typically|normally)\b"
     r"|\b(?:why|when) would (?:someone|anyone|one)\b|\bwhen would you\b"
     r"|\brules? of thumb\b|\bbest practices?\b|\bcommon (?:mistakes|pitfalls)\b|\bbasics\b"
-    r"|\bwhat'?s new in\b",
+    r"|\bwhat'?s new in\b|\bunder the hood\b|\bwould you (?:pick|choose|use|recommend|go with)\b"
+    r"|\bwhen to use which\b|\bwho (?:came up with|invented)\b",
     re.IGNORECASE,
 )
 #: Steering the conversation, not asking anything new: "ok run the tests again", "run the golden
