@@ -215,8 +215,10 @@ class SiteGenerator:
                 )
             except Exception:
                 hits = []
+            # the collected (redacted) memory, not the search's copy: 100k lists of 5 copies held
+            # 1.5 GB, and a copy's text is not redacted
             out[m.id] = [
-                h.memory
+                by_id[h.memory.id]
                 for h in hits
                 if h.memory.id != m.id and h.memory.id in by_id and h.memory.id not in superseded
             ][:RELATED]
