@@ -53,3 +53,34 @@ def test_import_is_light() -> None:
     ).stderr
     names = {line.split("|")[-1].strip() for line in out.splitlines()}
     assert "dataclasses" not in names and "typing" not in names
+
+
+def test_every_match_holds_a_marker_of_its_kind() -> None:
+    """The per-kind prefilter (`_NEEDS`) skips a pattern when the text holds none of its markers:
+    every match any pattern finds in the samples and the corpus (secrets and near misses, with
+    upper-case, long-s and dotted/dotless i variants) must hold one, or a secret would be kept."""
+    from ccmemory.core import redact as r
+    from tests.secret_corpus import CORPUS
+
+    texts = [t for t, _s, _k in CASES] + [t for _k, t, _s, _n in CORPUS] + [n for *_x, n in CORPUS]
+    texts += [t.upper() for t in texts] + [t.replace("s", "\u017f").replace("i", "\u0131") for t in texts]
+    texts += [t.replace("I", "\u0130") for t in texts]
+    checked = 0
+    for kind, pattern, _group in r._patterns():
+        needs = r._NEEDS.get(kind)
+        if needs is None:
+            continue
+        for text in texts:
+            for m in pattern.finditer(text):
+                assert any(n in r._fold(m.group(0)) for n in needs), (kind, m.group(0))
+                checked += 1
+    assert checked > 100
+
+
+def test_the_prefilter_skips_only_patterns_that_cannot_match() -> None:
+
+    page = '<a href="ccmemory://memory/01HK">Backup refresh token</a> <code>src/vault.py</code>\n' * 40
+    assert redact(page) == page
+    leaked = page + "\nexport GITHUB_TOKEN=ghp_" + "a1B2" * 9 + "\n"
+    assert "ghp_a1B2" not in redact(leaked)
+    assert "[REDACTED:" in redact(leaked.replace("GITHUB_TOKEN", "GITHUB_TOKEN".lower()))

@@ -51,6 +51,13 @@ def test_same_text_ranking_as_sqlite_and_legacy_nodes_are_migrated(
         assert want["where are sessions kept"][0][0] == "m0"
         assert want["the of"] == []
         assert {q: neo.text_search(q, f) for q in QUERIES} == want  # same ids, same scores
+        # candidates found by groups of terms (the site's related lists), scored on the query
+        for groups in ([("redi", "cach")], [("invoic",), ("redi", "session")], [("absent",)]):
+            got = lite.text_search("redis caching invoices sessions", f, groups=groups)
+            assert neo.text_search("redis caching invoices sessions", f, groups=groups) == got
+        assert [m for m, _ in lite.text_search("redis caching", f, groups=[("redi", "cach")])] == ["m4"]
+        assert neo.doc_freqs(project, ["redi", "absent"]) == lite.doc_freqs(project, ["redi", "absent"])
+        assert lite.doc_freqs(project, ["redi", "absent"]) == {"redi": 3, "absent": 0}
         # a server indexed by schema 1: english-analyzer index, nodes without analysed terms
         with neo._session() as s:
             s.run(f"DROP INDEX {FULLTEXT_INDEX} IF EXISTS").consume()

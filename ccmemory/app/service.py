@@ -351,9 +351,11 @@ class Service:
         mode: str = "hybrid",
         expand: bool = True,
         recipe: FusionRecipe | None = None,
+        groups: Sequence[Sequence[str]] | None = None,
     ) -> SearchResponse:
         """The search (``ccmemory.retrieval.search.search``) with this service's embedder, its
-        missing vectors filled first; ``recipe`` None is the default fusion."""
+        missing vectors filled first; ``recipe`` None is the default fusion; ``groups`` as
+        `Index.text_search`'s."""
         from ccmemory.retrieval.search import search
 
         f = filters or self.filters()
@@ -374,10 +376,13 @@ class Service:
             embedder_problem=self._embedder_problem,
             expand=expand,
             recipe=recipe,
+            groups=groups,
         )
         built = 0 if resp.hits else self._build_if_never_indexed()
         if built:
-            resp = self.search(query, filters, limit=limit, mode=mode, expand=expand, recipe=recipe)
+            resp = self.search(
+                query, filters, limit=limit, mode=mode, expand=expand, recipe=recipe, groups=groups
+            )
             note = f"the index held none of this project's memories: built it from {built} files"
             resp.notices.insert(0, note)
             return resp

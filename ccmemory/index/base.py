@@ -240,8 +240,18 @@ class Index(Protocol):
         ordered by id then file; with ``matching``, only the files (as written) it accepts."""
         ...
 
-    def text_search(self, text: str, f: Filters, limit: int = 50) -> list[tuple[str, float]]:
-        """Full-text candidates (id, score; higher is better). `text` is plain words, never syntax."""
+    def text_search(
+        self, text: str, f: Filters, limit: int = 50, *, groups: Sequence[Sequence[str]] | None = None
+    ) -> list[tuple[str, float]]:
+        """Full-text candidates (id, score; higher is better). `text` is plain words, never syntax.
+        With ``groups`` (analysed terms, `ccmemory.text.morelike.like_groups`) the candidates are
+        the memories holding every term of at least one group instead of any term of `text`;
+        they are scored on `text`'s terms all the same (a bounded "more like this" search)."""
+        ...
+
+    def doc_freqs(self, project: str, terms: Sequence[str]) -> dict[str, int]:
+        """How many of the project's memories hold each analysed term (the statistics text search
+        scores with)."""
         ...
 
     def known_terms(self, project: str, terms: Sequence[str]) -> set[str]:

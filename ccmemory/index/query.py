@@ -7,6 +7,7 @@ quotes, `*`, `-`, `:`, `NEAR`, `AND`, parentheses and unbalanced quotes all sear
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from ccmemory.text.fusion import query_terms
 
@@ -35,6 +36,18 @@ def fts_match_terms(terms: list[str]) -> str:
 def lucene_match_terms(terms: list[str]) -> str:
     """A Lucene query for already analysed terms: each escaped, OR-ed."""
     return " OR ".join(_LUCENE_SPECIAL.sub(r"\\\1", t) for t in terms)
+
+
+def fts_match_groups(groups: Sequence[Sequence[str]]) -> str:
+    """An FTS5 MATCH expression for groups of analysed terms: the terms of a group quoted and
+    AND-ed, the groups OR-ed (`ccmemory.text.morelike.like_groups`)."""
+    return " OR ".join("(" + " AND ".join(fts_match_terms([t]) for t in g) + ")" for g in groups if g)
+
+
+def lucene_match_groups(groups: Sequence[Sequence[str]]) -> str:
+    """A Lucene query for groups of analysed terms: each term escaped, AND inside a group, the
+    groups OR-ed."""
+    return " OR ".join("(" + " AND ".join(lucene_match_terms([t]) for t in g) + ")" for g in groups if g)
 
 
 _LUCENE_SPECIAL = re.compile(r'([+\-&|!(){}\[\]^"~*?:\\/])')

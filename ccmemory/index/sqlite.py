@@ -31,7 +31,7 @@ from ccmemory.index.base import (
 )
 from ccmemory.index.cosine import exact_scores
 from ccmemory.index.derive import PREFIX_LIMIT, derive, payload, ref_lookup
-from ccmemory.index.query import fts_match_terms
+from ccmemory.index.query import fts_match_groups, fts_match_terms
 from ccmemory.index.sqlite_ref import ReferenceTables
 from ccmemory.index.sqlitetx import immediate
 from ccmemory.text import analyzer, bm25
@@ -808,13 +808,19 @@ class SQLiteIndex(ReferenceTables):
             return [(r[0], r[1]) for r in rows if r[1] in accepted]
         return [(r[0], r[1]) for r in rows]
 
-    def text_search(self, text: str, f: Filters, limit: int = 50) -> list[tuple[str, float]]:
-        """Candidates holding any analysed query term (at most bm25.CANDIDATE_CAP, FTS5's bm25
-        order), scored by `ccmemory.text.bm25` with the project's statistics, like every backend."""
+    def text_search(
+        self, text: str, f: Filters, limit: int = 50, *, groups: Sequence[Sequence[str]] | None = None
+    ) -> list[tuple[str, float]]:
+        """Candidates holding any analysed query term, or every term of one of ``groups`` (at
+        most bm25.CANDIDATE_CAP, FTS5's bm25 order), scored by `ccmemory.text.bm25` on the query's
+        terms with the project's statistics, like every backend."""
         terms = analyzer.query_terms(text)
         if not terms:
             return []
-        hits = self._text_candidates(fts_match_terms(terms), f)
+        match = fts_match_groups(groups) if groups is not None else fts_match_terms(terms)
+        if not match:
+            return []
+        hits = self._text_candidates(match, f)
         if not hits:
             return []
         id_of = dict(hits)
@@ -913,6 +919,11 @@ class SQLiteIndex(ReferenceTables):
             return set()
         df = self._text_stats(project, list(dict.fromkeys(terms))).df
         return {t for t, n in df.items() if n > 0}
+
+    def doc_freqs(self, project: str, terms: Sequence[str]) -> dict[str, int]:
+        if not terms:
+            return {}
+        return dict(self._text_stats(project, list(dict.fromkeys(terms))).df)
 
     def edges(self, project: str, ids: Sequence[str]) -> list[Edge]:
         if not ids:

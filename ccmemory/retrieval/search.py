@@ -10,9 +10,10 @@ One ranking serves `ccmemory search`, `context`, the MCP tools and the site's re
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any, Protocol
 
 from ccmemory.index.base import Filters, Index, IndexedMemory
@@ -137,7 +138,10 @@ def search(
     expand: bool = True,
     now: datetime | None = None,
     recipe: fusion.FusionRecipe | None = None,
+    groups: Sequence[Sequence[str]] | None = None,
 ) -> SearchResponse:
+    """``groups``: the text half finds its candidates with these groups of analysed terms
+    (`Index.text_search`), still scoring them on the query's terms."""
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}: use one of {', '.join(MODES)}")
     now = now or datetime.now(UTC)
@@ -156,9 +160,11 @@ def search(
         # query and waits on the vector half (the same calls and answers, in less time)
         from ccmemory.core.background import in_background
 
-        aside = in_background(index.text_search, query, f, recipe.candidates, name="ccmemory-text-half")
+        aside = in_background(
+            partial(index.text_search, groups=groups), query, f, recipe.candidates, name="ccmemory-text-half"
+        )
     elif mode in ("text", "hybrid"):
-        text_list = index.text_search(query, f, recipe.candidates)
+        text_list = index.text_search(query, f, recipe.candidates, groups=groups)
     if mode in ("semantic", "hybrid"):
         vectors, reason, floor, qv = _vector_candidates(
             index, query, f, embedder, embedder_problem, recipe.candidates, limit
@@ -168,7 +174,7 @@ def search(
         if vectors is None:
             notices.append(f"semantic search is off: {reason}; using full-text search only")
             if mode == "semantic":
-                text_list = index.text_search(query, f, recipe.candidates)
+                text_list = index.text_search(query, f, recipe.candidates, groups=groups)
             used = "text"
         else:
             vec_list = vectors

@@ -12,7 +12,7 @@ from ccmemory.index.neo4j.connection import Connection, wrap_errors
 from ccmemory.index.neo4j.filters import memory_of, still_memories, where_clause
 from ccmemory.index.neo4j.queries import RETURN_MEMORY
 from ccmemory.index.neo4j.schema import FULLTEXT_INDEX, REL_PATTERN
-from ccmemory.index.query import lucene_match_terms
+from ccmemory.index.query import lucene_match_groups, lucene_match_terms
 from ccmemory.text import analyzer, bm25
 
 # the sizes of Lucene's top-k tried before filtering every match (MemoryReads._text_candidates)
@@ -87,13 +87,19 @@ class MemoryReads(Connection):
         return int(rows[0]["n"])
 
     @wrap_errors
-    def text_search(self, text: str, f: Filters, limit: int = 50) -> list[tuple[str, float]]:
-        """Candidates holding any analysed query term (at most bm25.CANDIDATE_CAP, Lucene's
-        order), scored by `ccmemory.text.bm25` with the project's statistics, like every backend."""
+    def text_search(
+        self, text: str, f: Filters, limit: int = 50, *, groups: Sequence[Sequence[str]] | None = None
+    ) -> list[tuple[str, float]]:
+        """Candidates holding any analysed query term, or every term of one of ``groups`` (at
+        most bm25.CANDIDATE_CAP, Lucene's order), scored by `ccmemory.text.bm25` on the query's
+        terms with the project's statistics, like every backend."""
         terms = analyzer.query_terms(text)
         if not terms:
             return []
-        rows, stamp = self._text_candidates(lucene_match_terms(terms), f)
+        match = lucene_match_groups(groups) if groups is not None else lucene_match_terms(terms)
+        if not match:
+            return []
+        rows, stamp = self._text_candidates(match, f)
         if not rows:
             return []
         stats = self._text_stats(f.project, terms, stamp)
@@ -108,6 +114,13 @@ class MemoryReads(Connection):
         df = dict(kept[2]) if kept is not None else {}
         self._read_df(project, terms, df)
         return {t for t in terms if df[t] > 0}
+
+    @wrap_errors
+    def doc_freqs(self, project: str, terms: Sequence[str]) -> dict[str, int]:
+        kept = self._text_kept.get(project)
+        df = dict(kept[2]) if kept is not None else {}
+        self._read_df(project, terms, df)
+        return {t: df[t] for t in dict.fromkeys(terms)}
 
     def _read_df(self, project: str, terms: Sequence[str], df: dict[str, int]) -> None:
         """Put into ``df`` the document frequency of each of ``terms`` it does not hold yet."""

@@ -184,21 +184,41 @@ class SiteGenerator:
     def _related(
         self, memories: list[IndexedMemory], by_id: dict[str, IndexedMemory], superseded: set[str]
     ) -> dict[str, list[IndexedMemory]]:
-        """The product's own ranking (`Service.search`, text mode: no embedder to load).
+        """The product's own ranking (`Service.search`, text mode: no embedder to load) of the
+        memory's title and topics, its candidates found with the query's distinctive terms
+        (`ccmemory.text.morelike`): a bounded cost per memory at any vault size (the whole query
+        matched most of a large vault, and each match was scored: 56 ms a memory at 100k).
 
         Superseded memories are dropped here rather than by the index filter: the same ranking,
         but the filter's per-row NOT EXISTS costs about 10x more on SQLite, 1k times over.
         """
+        from ccmemory.text.analyzer import query_terms
+        from ccmemory.text.morelike import like_groups
+
         out: dict[str, list[IndexedMemory]] = {}
         f = self.svc.filters(include_superseded=True)
+        df: dict[str, int] = {}  # document frequencies, asked once per term
         for m in memories:
             query = " ".join([m.title, *m.topics])
+            terms = query_terms(query)
+            missing = [t for t in terms if t not in df]
             try:
-                hits = self.svc.search(query, f, limit=RELATED + 6, mode="text", expand=False).hits
+                if missing:
+                    df.update(self.svc.index.doc_freqs(f.project, missing))
+                groups = like_groups(terms, df, len(by_id))
+                hits = (
+                    self.svc.search(
+                        query, f, limit=RELATED + 6, mode="text", expand=False, groups=groups
+                    ).hits
+                    if groups
+                    else []
+                )
             except Exception:
                 hits = []
+            # the collected (redacted) memory, not the search's copy: 100k lists of 5 copies held
+            # 1.5 GB, and a copy's text is not redacted
             out[m.id] = [
-                h.memory
+                by_id[h.memory.id]
                 for h in hits
                 if h.memory.id != m.id and h.memory.id in by_id and h.memory.id not in superseded
             ][:RELATED]
