@@ -150,34 +150,11 @@ def search(
     recipe = recipe or fusion.DEFAULT
     if limit > recipe.candidates:  # never fewer than `limit` results when the vault has them
         recipe = replace(recipe, candidates=limit)
-    text_list: list[tuple[str, float]] = []
-    vec_list: list[tuple[str, float]] = []
-    floor = MIN_SIMILARITY
-    aside: Callable[[], list[tuple[str, float]]] | None = None
-    qv: Any = None
-    if mode == "hybrid" and embedder is not None and index.concurrent_reads:
-        # the two halves wait on the server: the text half runs while this thread embeds the
-        # query and waits on the vector half (the same calls and answers, in less time)
-        from ccmemory.core.background import in_background
-
-        aside = in_background(
-            partial(index.text_search, groups=groups), query, f, recipe.candidates, name="ccmemory-text-half"
-        )
-    elif mode in ("text", "hybrid"):
-        text_list = index.text_search(query, f, recipe.candidates, groups=groups)
-    if mode in ("semantic", "hybrid"):
-        vectors, reason, floor, qv = _vector_candidates(
-            index, query, f, embedder, embedder_problem, recipe.candidates, limit
-        )
-        if aside is not None:
-            text_list = aside()
-        if vectors is None:
-            notices.append(f"semantic search is off: {reason}; using full-text search only")
-            if mode == "semantic":
-                text_list = index.text_search(query, f, recipe.candidates, groups=groups)
-            used = "text"
-        else:
-            vec_list = vectors
+    halves = _halves(index, query, f, mode, embedder, embedder_problem, recipe.candidates, limit, groups)
+    text_list, vec_list, floor, qv = halves.text, halves.vectors, halves.floor, halves.query_vector
+    if halves.off_reason is not None:
+        notices.append(f"semantic search is off: {halves.off_reason}; using full-text search only")
+        used = "text"
     text_scores, vec_scores = dict(text_list), dict(vec_list)
     fused = dict(recipe.fuse(text_scores, vec_scores))
     model = getattr(embedder, "name", "") if qv is not None else ""
@@ -213,6 +190,58 @@ def search(
     if expand and ranked:
         ranked = _expand(index, f, ranked, limit, now, skip=set(order[done:]))
     return SearchResponse(ranked[:limit], used, notices, query_vector=qv, vector_model=model)
+
+
+@dataclass
+class _Halves:
+    text: list[tuple[str, float]]
+    vectors: list[tuple[str, float]]
+    floor: float
+    query_vector: Any
+    off_reason: str | None  # why semantic search is off, when it was asked for and is
+
+
+def _halves(
+    index: Index,
+    query: str,
+    f: Filters,
+    mode: str,
+    embedder: QueryEmbedder | None,
+    embedder_problem: str | None,
+    candidates: int,
+    limit: int,
+    groups: Sequence[Sequence[str]] | None,
+) -> _Halves:
+    """The full-text and vector candidates of ``mode`` (full text alone when the vectors fail)."""
+    text_list: list[tuple[str, float]] = []
+    vec_list: list[tuple[str, float]] = []
+    floor = MIN_SIMILARITY
+    aside: Callable[[], list[tuple[str, float]]] | None = None
+    qv: Any = None
+    off: str | None = None
+    if mode == "hybrid" and embedder is not None and index.concurrent_reads:
+        # the two halves wait on the server: the text half runs while this thread embeds the
+        # query and waits on the vector half (the same calls and answers, in less time)
+        from ccmemory.core.background import in_background
+
+        aside = in_background(
+            partial(index.text_search, groups=groups), query, f, candidates, name="ccmemory-text-half"
+        )
+    elif mode in ("text", "hybrid"):
+        text_list = index.text_search(query, f, candidates, groups=groups)
+    if mode in ("semantic", "hybrid"):
+        vectors, reason, floor, qv = _vector_candidates(
+            index, query, f, embedder, embedder_problem, candidates, limit
+        )
+        if aside is not None:
+            text_list = aside()
+        if vectors is None:
+            off = reason
+            if mode == "semantic":
+                text_list = index.text_search(query, f, candidates, groups=groups)
+        else:
+            vec_list = vectors
+    return _Halves(text_list, vec_list, floor, qv, off)
 
 
 def _prior_bound(asked: set[str]) -> float:
