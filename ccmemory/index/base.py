@@ -251,13 +251,8 @@ class Index(Protocol):
 
     def doc_freqs(self, project: str, terms: Sequence[str]) -> dict[str, int]:
         """How many of the project's memories hold each analysed term (the statistics text search
-        scores with)."""
-        ...
-
-    def known_terms(self, project: str, terms: Sequence[str]) -> set[str]:
-        """Which of the analysed ``terms`` (``ccmemory.text.analyzer.query_terms``) at least one of
-        the project's memories holds (prompt recall: a prompt whose words the vault mostly does
-        not know is seldom about the project)."""
+        scores with; 0 for a term none holds). Also prompt recall's: a prompt whose words the vault
+        mostly does not know is seldom about the project."""
         ...
 
     def edges(self, project: str, ids: Sequence[str]) -> list[Edge]:

@@ -914,12 +914,6 @@ class SQLiteIndex(ReferenceTables):
                 ).fetchone()
         return bm25.Stats(n, lengths, {t: known[t] for t in terms})
 
-    def known_terms(self, project: str, terms: Sequence[str]) -> set[str]:
-        if not terms:
-            return set()
-        df = self._text_stats(project, list(dict.fromkeys(terms))).df
-        return {t for t, n in df.items() if n > 0}
-
     def doc_freqs(self, project: str, terms: Sequence[str]) -> dict[str, int]:
         if not terms:
             return {}

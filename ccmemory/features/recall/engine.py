@@ -295,7 +295,8 @@ def unknown_share(index: Index, project: str, prompt: str) -> float:
     terms = list(dict.fromkeys(query_terms(prompt)))
     if not terms:
         return 0.0
-    return 1.0 - len(index.known_terms(project, terms)) / len(terms)
+    known = sum(1 for n in index.doc_freqs(project, terms).values() if n > 0)
+    return 1.0 - known / len(terms)
 
 
 def candidates(limit: int) -> int:

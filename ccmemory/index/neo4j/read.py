@@ -107,16 +107,9 @@ class MemoryReads(Connection):
         return bm25.rank(terms, cands, stats)[:limit]
 
     @wrap_errors
-    def known_terms(self, project: str, terms: Sequence[str]) -> set[str]:
-        """The terms' document frequencies as text search reads them (kept ones first: they are
-        the state of the last search's stamp, which is all a gate needs), without the totals."""
-        kept = self._text_kept.get(project)
-        df = dict(kept[2]) if kept is not None else {}
-        self._read_df(project, terms, df)
-        return {t for t in terms if df[t] > 0}
-
-    @wrap_errors
     def doc_freqs(self, project: str, terms: Sequence[str]) -> dict[str, int]:
+        """The terms' document frequencies as text search reads them (kept ones first: they are
+        the state of the last search's stamp), without the totals."""
         kept = self._text_kept.get(project)
         df = dict(kept[2]) if kept is not None else {}
         self._read_df(project, terms, df)
