@@ -2,7 +2,8 @@
 ranked, on the hook path of every prompt (no stemmer, no other regular expressions loaded):
 how many content words it has, whether it is asked as a question, and whether it says it is
 about things in general or asks a textbook question (a comparison, a language's feature, what a
-kind of thing is) that does not point at the project ("we", "our", "the team", "here"). Used by
+kind of thing is) that does not point at the project ("we", "our", "the team", "here"), or
+steers the session ("run the tests again"). Used by
 ``ccmemory.features.recall.engine.speaks_to_project``.
 """
 
@@ -105,11 +106,17 @@ def is_question(text: str) -> bool:
     return text.rstrip().endswith("?") or _QUESTION.match(text) is not None
 
 
+def steers(text: str) -> bool:
+    """True when the prompt steers the session rather than asks anything new ("ok run the tests
+    again", "rerun the linter"), whoever it speaks of."""
+    return _AGAIN.search(text) is not None
+
+
 def asks_general(text: str) -> bool:
     """True when the prompt says it is about things in general (or asks for a joke or a poem), or
     asks a textbook question (a comparison of two things, a programming language's feature) or
     for a concept ("what's a …?"), and does not point at the project (we, our, us, team, here)."""
-    if _GENERAL.search(text) is not None or _AGAIN.search(text) is not None:
+    if _GENERAL.search(text) is not None:
         return True
     if _OURS.search(text) is not None:
         return False

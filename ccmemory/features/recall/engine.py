@@ -248,13 +248,14 @@ def speaks_to_project(prompt: str, gate: Gate = DEFAULT_GATE) -> bool:
     words; a prompt of only ``gate.short_terms`` of them ("run the tests again", "commit this
     please") only when asked as a question ("why did we drop LaunchDarkly?"); and never one that
     says it is about things in general or asks for a joke or a poem (its topic may be the
-    project's, its question is not). Chosen on the tuning splits, bench/RESULTS-recall.md."""
-    from ccmemory.text.chatter import asks_general, content_words, is_question
+    project's, its question is not), or that steers the session ("ok run the tests again").
+    Chosen on the tuning splits, bench/RESULTS-recall.md."""
+    from ccmemory.text.chatter import asks_general, content_words, is_question, steers
 
     words = content_words(prompt)  # no stemmer on the hook path (it costs ~15 ms to load)
     if words < gate.min_terms or (words <= gate.short_terms and not is_question(prompt)):
         return False
-    return not asks_general(prompt)
+    return not (asks_general(prompt) or steers(prompt))
 
 
 def asked(prompt: str) -> bool:
