@@ -320,6 +320,32 @@ def test_show_of_an_invalid_file_points_at_check(repo: Path, run_cli: RunCli) ->
     assert plain.returncode != 0 and "is invalid" not in plain.stderr
 
 
+def test_search_and_digest_say_a_memory_file_was_left_out(repo: Path, run_cli: RunCli) -> None:
+    """A hand-edited memory with a value outside the schema is left out of the index: `search`
+    (stderr, stdout unchanged) and the session digest say so instead of answering as if it did not
+    exist; once fixed and reindexed, neither says anything."""
+    run_cli(repo, "new", "gotcha", "Invoice exporter retries double-charge customers")
+    made = run_cli(repo, "new", "gotcha", "Ledger rounding uses banker's rounding").stdout.strip()
+    bad = repo / made
+    text = bad.read_text()
+    bad.write_text(text.replace("severity: significant", "severity: high"))
+    assert "severity: high" in bad.read_text()
+    run_cli(repo, "reindex", "--allow-invalid")
+    found = run_cli(repo, "search", "ledger rounding invoice", "--mode", "text")
+    assert f"1 memory file is invalid, so not indexed and not searched: {made}" in found.stderr
+    assert "Invoice exporter" in found.stdout and "invalid" not in found.stdout
+    as_json = run_cli(repo, "search", "ledger rounding", "--mode", "text", "--json")
+    assert json.loads(as_json.stdout) == [] and made in as_json.stderr
+    digest = run_cli(repo, "context").stdout
+    assert "Note: 1 memory file is invalid" in digest and "ccmemory check" in digest
+    assert made not in digest  # the count only: `check` names the files
+    bad.write_text(text)
+    run_cli(repo, "reindex")
+    again = run_cli(repo, "search", "ledger rounding", "--mode", "text")
+    assert "invalid" not in again.stderr and "Ledger rounding" in again.stdout
+    assert "invalid" not in run_cli(repo, "context").stdout
+
+
 def test_outside_git_init_and_new_say_what_does_not_apply(tmp_path: Path, run_cli: RunCli) -> None:
     """A folder that is not a git repository works, with a word on stderr (issue 33); stdout (the
     path `new` prints for scripts) is unchanged, and inside git nothing is said."""

@@ -194,6 +194,9 @@ def test_reindex_and_filters(backend: tuple[Index, str], scenario: Scenario) -> 
     i = scenario.ids
     names = sorted(e.path.rsplit("/", 1)[-1] for e in rep.errors)
     assert len(names) == 2 and names[0] == "2026-11-09-broken.md" and names[1].startswith("zz-")
+    # what a search's notice names: the invalid file only (the duplicate is valid, and loses)
+    assert idx.invalid_files(p, 3) == (1, [".ccmemory/facts/2026-11-09-broken.md"])
+    assert idx.invalid_files(p, 0) == (1, [])
     everything = idx.query(Filters(p, include_superseded=True))
     assert len(everything) == 8
     # newest first
@@ -344,6 +347,7 @@ def test_incremental_edits_converge(backend: tuple[Index, str], scenario: Scenar
         make_memory("gotcha", "Redis keys expire silently", created=ts(10), topics=["cache"])
     )
     reindex(scenario.vault, idx, p)
+    assert idx.invalid_files(p, 3) == (0, [])
     ref = SQLiteIndex(tmp_path / "ref.db")
     reindex(scenario.vault, ref, p, full=True)
     assert comparable_dump(idx.dump(p)) == comparable_dump(ref.dump(p))

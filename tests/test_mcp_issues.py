@@ -147,6 +147,17 @@ def test_detect_issues_finds_each_kind(client: SyncClient, issues_repo: dict[str
     assert client.error("detect_issues", {"kinds": ["everything"]})["code"] == "invalid_argument"
 
 
+def test_search_says_an_invalid_file_was_not_searched(client: SyncClient) -> None:
+    """A memory file the index left out cannot be found: the search says so, naming it, rather
+    than answering as if it did not exist (here through the real MCP client)."""
+    for query in ("tabs indentation", "zzz nothing matches this"):
+        res = client.call("search", {"query": query, "mode": "text"})
+        assert res["notices"] == [
+            "1 memory file is invalid, so not indexed and not searched: .ccmemory/facts/bad.md;"
+            " `ccmemory check` says why"
+        ]
+
+
 def test_stale_developmental_age(client: SyncClient) -> None:
     # the hand-written decisions were created 2026-11-01 and are not in main: developmental
     res = client.call("query_stale_decisions", {"developmental_days": 0, "check_files": False, "limit": 50})

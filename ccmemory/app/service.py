@@ -389,7 +389,24 @@ class Service:
         if emb is not None and self.vectors_pending:
             resp.vectors_pending = self.vectors_pending
             resp.notices.append(warming_notice(self.vectors_pending))
+        unread = self.unindexed_notice()
+        if unread:
+            resp.notices.append(unread)
         return resp
+
+    def unindexed_notice(self) -> str | None:
+        """A line naming the memory files left out of the index (invalid frontmatter or values),
+        or None: a search cannot find them, and without the line it would answer as if they did
+        not exist (`reindex` and `check` name each file and its reason)."""
+        count, paths = self.view.invalid_files(limit=3)
+        if not count:
+            return None
+        more = f" and {count - len(paths)} more" if count > len(paths) else ""
+        files = "file is" if count == 1 else "files are"
+        return (
+            f"{count} memory {files} invalid, so not indexed and not searched: {', '.join(paths)}{more};"
+            " `ccmemory check` says why"
+        )
 
     def _build_if_never_indexed(self) -> int:
         """A search that found nothing in an index never built for this project, while memory

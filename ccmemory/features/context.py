@@ -194,10 +194,26 @@ def build_context(svc: Service, budget_tokens: int, *, task: str | None = None) 
     ref_text = _reference(svc, task, budget_tokens - used)
     if ref_text:
         out.append("\n" + ref_text)
-    if not ids and not ref_text:
+    unread = _unindexed_line(svc)
+    if unread:
+        out.append(unread)
+    if not ids and not ref_text and not unread:
         return ContextResult("", [], 0)
     text = "".join(out)
     return ContextResult(text, ids, estimate_tokens(text))
+
+
+def _unindexed_line(svc: Service) -> str:
+    """A line saying memory files are left out (invalid), so Claude can tell the user or fix them:
+    the count only (a few tokens); `ccmemory check` names each file and its reason."""
+    count, _ = svc.view.invalid_files(limit=0)
+    if not count:
+        return ""
+    files = "file is" if count == 1 else "files are"
+    return (
+        f"\nNote: {count} memory {files} invalid (frontmatter or field values), so left out of this"
+        " digest and of every search; `ccmemory check` names each file and its problem.\n"
+    )
 
 
 def _fill(

@@ -275,6 +275,12 @@ class Index(Protocol):
         """Invalid files and duplicate-id files, sorted by path."""
         ...
 
+    def invalid_files(self, project: str, limit: int) -> tuple[int, list[str]]:
+        """How many of this project's memory files are invalid (not indexed), and the first
+        ``limit`` of their paths in path order: cheap enough for every search (an index of the
+        invalid files only)."""
+        ...
+
     def stats(self, project: str) -> dict[str, Any]: ...
 
     def dump(self, project: str) -> dict[str, Any]:

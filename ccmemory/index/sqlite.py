@@ -1027,6 +1027,13 @@ class SQLiteIndex(ReferenceTables):
             out.append(FileProblem(path, 1, f"duplicate id {mem_id}: also used by {winner}"))
         return sorted(out, key=lambda p: (p.path, p.line or 0))
 
+    def invalid_files(self, project: str, limit: int) -> tuple[int, list[str]]:
+        rows = self.db.execute(
+            "SELECT path FROM files WHERE project = ? AND error IS NOT NULL ORDER BY path",
+            (project,),
+        ).fetchall()
+        return len(rows), [p for (p,) in rows[:limit]]
+
     def stats(self, project: str) -> dict[str, Any]:
         by_type = dict(
             self.db.execute(

@@ -117,6 +117,9 @@ class MemoryView:
     def file_problems(self) -> list[FileProblem]:
         return self.index.file_problems(self.project)
 
+    def invalid_files(self, limit: int = 3) -> tuple[int, list[str]]:
+        return self.index.invalid_files(self.project, limit)
+
     def stats(self) -> dict[str, Any]:
         return dict(self.index.stats(self.project))
 

@@ -313,6 +313,17 @@ class MemoryReads(Connection):
         return sorted(out, key=lambda p: (p.path, p.line or 0))
 
     @wrap_errors
+    def invalid_files(self, project: str, limit: int) -> tuple[int, list[str]]:
+        rows = self._read(
+            "MATCH (f:MemoryFile) USING INDEX f:MemoryFile(error) "
+            "WHERE f.error IS NOT NULL AND f.project = $p AND f.scope = $s "
+            "RETURN f.path AS path ORDER BY path",
+            p=project,
+            s=self.scope,
+        )
+        return len(rows), [r["path"] for r in rows[:limit]]
+
+    @wrap_errors
     def stats(self, project: str) -> dict[str, Any]:
         by_type = {
             r["k"]: r["n"]

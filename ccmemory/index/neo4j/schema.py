@@ -39,6 +39,8 @@ SCHEMA = (
     "CREATE INDEX memory_path IF NOT EXISTS FOR (m:Memory) ON (m.project, m.path)",
     "CREATE INDEX memory_text_hash IF NOT EXISTS FOR (m:Memory) ON (m.project, m.text_hash)",
     "CREATE INDEX memory_file_mem IF NOT EXISTS FOR (f:MemoryFile) ON (f.project, f.mem_id)",
+    # only invalid files have an error: every search asks for them (Service.search's notice)
+    "CREATE INDEX memory_file_error IF NOT EXISTS FOR (f:MemoryFile) ON (f.error)",
     # the terms are analysed in Python (ccmemory.text.analyzer, the same as SQLite's); Lucene only splits
     f"CREATE FULLTEXT INDEX {FULLTEXT_INDEX} IF NOT EXISTS FOR (m:Memory) "
     "ON EACH [m.ft_title, m.ft_body, m.ft_fields] "
