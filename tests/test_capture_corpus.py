@@ -43,3 +43,52 @@ def test_adversarial_probes_never_invert() -> None:
     """Probes written after the rules: precision is only reported (bench), inversions never."""
     s = score(load("probes"))
     assert s.items == 30 and s.inversions == [], s.inversions
+
+
+def _written(text: str) -> list[tuple[str, str]]:
+    from ccmemory.features.capture import rules
+    from ccmemory.features.capture.segment import build
+
+    cands = rules.corrections(build([{"k": "prompt", "text": text}]))
+    return [(c["fields"]["right_belief"], c["fields"]["wrong_belief"]) for c in cands]
+
+
+@pytest.mark.parametrize(
+    ("text", "right", "wrong"),
+    [
+        ("Hmm no, the backup job runs at 03:30 UTC, not 23:00.", "03:30 UTC", "23:00"),
+        ("We're on Ruby 3.3, not 3.2.", "Ruby 3.3", "3.2"),
+        ("nope, python 3.12 not 3.11", "python 3.12", "3.11"),
+        ("No. Tabs, not spaces.", "Tabs", "spaces"),
+        ("we don't use jest anymore, it's vitest", "vitest", "jest"),
+        ("actually the API lives under /api/v2, not /v2", "/api/v2", "/v2"),
+        (
+            "use a ring buffer instead of a plain list; it grew without bound last time",
+            "a ring buffer",
+            "a plain list",
+        ),
+        ("use `ruff` instead of `flake8` please, flake8 was removed last month", "`ruff`", "`flake8`"),
+    ],
+)
+def test_corrections_said_many_ways_are_written(text: str, right: str, wrong: str) -> None:
+    """Written for these rules (not corpus items): a time with a colon stays whole, "we're on",
+    "lives under", "don't use Y, it's X", a bare "X, not Y" after "no," / "nope," and a reason clause
+    that narrates the past after the correction."""
+    assert _written(text) == [(right, wrong)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "no worries, not a big deal",
+        "Actually, let's not do that now",
+        "nah, later, not today",
+        "No, wrong branch, not main",
+        "it's not working, not even after restart",
+        "the logs say it's 5432, not 5433",
+        "Last time we used Y, use X instead",
+        "no, do it in the worker, not the API handler",
+    ],
+)
+def test_what_only_looks_like_a_correction_writes_nothing(text: str) -> None:
+    assert _written(text) == []

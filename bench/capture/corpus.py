@@ -18,10 +18,12 @@ CORPUS = Path(__file__).resolve().parents[2] / "tests" / "data"
 HALVES = {"tuning": "capture_corpus_tune.jsonl", "held-out": "capture_corpus_heldout.jsonl"}
 # written after the rules, run once, never tuned on: adversarial probes, reported separately
 PROBES = "capture_corpus_probe.jsonl"
+# written blind by another author (what they read is in the .md beside it), run once per code
+BLIND = {"blind-2": "capture_corpus_blind2.jsonl"}
 
 
 def load(half: str) -> list[dict[str, Any]]:
-    path = CORPUS / (PROBES if half == "probes" else HALVES[half])
+    path = CORPUS / (PROBES if half == "probes" else BLIND.get(half) or HALVES[half])
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 

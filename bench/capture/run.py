@@ -31,7 +31,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from bench.capture.corpus import load, score  # noqa: E402
+from bench.capture.corpus import BLIND, CORPUS, load, score  # noqa: E402
 
 FIXTURE_DIRS = [ROOT / "tests" / "fixtures" / "transcripts", Path("/work/shared/fixtures/transcripts")]
 COMMANDS = [  # written for this bench; reversals, restatements and distinct commands
@@ -165,7 +165,8 @@ def main() -> int:
         "|---|---|---|---|---|---|---|---|",
     ]
     notes: list[str] = []
-    for half in ("tuning", "held-out", "probes"):
+    blind = [name for name, file in BLIND.items() if (CORPUS / file).exists()]
+    for half in ("tuning", "held-out", "probes", *blind):
         s = score(load(half))
         lines.append(
             f"| {half} | {s.items} | {s.expected} | {s.written} | {s.right} | {s.precision:.3f} | "
