@@ -107,3 +107,27 @@ def test_team_rule_applies_to_the_walk(svc: Service) -> None:
         curated
     }
     assert set(MemoryView(svc.index, svc.project, None).neighbours([curated])[1]) == {theirs}
+
+
+def test_a_failing_count_of_invalid_files_never_fails_the_search(
+    svc: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The notice about files left out of the index is secondary: when the count fails (a
+    backend error), the search answers without it."""
+    from ccmemory.core.errors import IndexUnavailable
+
+    _write(svc, "Use Postgres for jobs", topics=["db"])
+    (svc.vault.dir / "facts").mkdir(exist_ok=True)
+    (svc.vault.dir / "facts" / "bad.md").write_text("---\nid: [broken\n---\n")
+    svc.reindex()
+    assert svc.search("postgres jobs", mode="text").notices == [
+        "1 memory file is invalid, so not indexed and not searched: .ccmemory/facts/bad.md;"
+        " `ccmemory check` says why"
+    ]
+
+    def down(project: str, limit: int) -> tuple[int, list[str]]:
+        raise IndexUnavailable("the server went away")
+
+    monkeypatch.setattr(svc.index, "invalid_files", down)
+    resp = svc.search("postgres jobs", mode="text")
+    assert [h.memory.title for h in resp.hits] == ["Use Postgres for jobs"] and resp.notices == []

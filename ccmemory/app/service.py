@@ -398,7 +398,15 @@ class Service:
         """A line naming the memory files left out of the index (invalid frontmatter or values),
         or None: a search cannot find them, and without the line it would answer as if they did
         not exist (`reindex` and `check` name each file and its reason)."""
-        count, paths = self.view.invalid_files(limit=3)
+        from ccmemory.core.errors import CcmemoryError
+
+        try:
+            count, paths = self.view.invalid_files(limit=3)
+        except CcmemoryError as exc:  # a notice never fails the search it follows
+            import logging
+
+            logging.getLogger(__name__).info("invalid files not counted: %s", exc)
+            return None
         if not count:
             return None
         more = f" and {count - len(paths)} more" if count > len(paths) else ""
