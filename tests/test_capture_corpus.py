@@ -68,6 +68,18 @@ def _written(text: str) -> list[tuple[str, str]]:
             "a plain list",
         ),
         ("use `ruff` instead of `flake8` please, flake8 was removed last month", "`ruff`", "`flake8`"),
+        ("no, do it in the worker, not the API handler", "in the worker", "the API handler"),
+        ("you named it `fetchUsr` — the convention here is `fetchUser`", "`fetchUser`", "`fetchUsr`"),
+        ("it's `retries=3`, you wrote `retries=5`", "`retries=3`", "`retries=5`"),
+        ("your timestamps are in local time, they should be UTC", "UTC", "your timestamps are in local time"),
+        (
+            "Can you rebuild it? btw the bucket is in eu-central-1, not us-east-1",
+            "in eu-central-1",
+            "us-east-1",
+        ),
+        ("the cache TTL you set is wrong, change it to 300", "300", "the cache TTL you set"),
+        ("we don't use moment here, this codebase uses date-fns", "date-fns", "moment"),
+        ("its not `recieve`, its `receive`", "`receive`", "`recieve`"),
     ],
 )
 def test_corrections_said_many_ways_are_written(text: str, right: str, wrong: str) -> None:
@@ -87,7 +99,11 @@ def test_corrections_said_many_ways_are_written(text: str, right: str, wrong: st
         "it's not working, not even after restart",
         "the logs say it's 5432, not 5433",
         "Last time we used Y, use X instead",
-        "no, do it in the worker, not the API handler",
+        "your PR looks good, it should be merged today",
+        "you connected to the db, it's up",
+        "The service uses Redis instead of Memcached for sessions.",
+        "Build a CLI. Use click instead of argparse.",
+        "rather than fixing the flaky test now, open an issue",
     ],
 )
 def test_what_only_looks_like_a_correction_writes_nothing(text: str) -> None:

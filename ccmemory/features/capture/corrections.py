@@ -9,12 +9,16 @@ rejected always goes to `wrong_belief`:
 - "not Y — use X" / "not Y but X"                -> right X, wrong Y
 - "you used / wrote / returned X instead of Y"   -> right Y, wrong X (the assistant's choice is the wrong one)
 - "it's / should be / we use / is called X, not Y" -> right X, wrong Y
+- "you called it Y — the convention here is X", "it's X, you wrote Y", "Y is wrong, change it to X",
+  "your Y…, they should be X", "replace Y with X" (only about the assistant's work: you / your)
+- after "no," / "nope" / "wrong" / "actually" / "you're mixing them up": a bare "… X, not Y"
 
-Anything unsure writes nothing: questions, hedges ("maybe", "I wonder", "what if"), conditionals,
+Anything unsure writes nothing: questions (sentence by sentence), hedges ("maybe", "I wonder", "what if"), conditionals,
 reported speech ("the logs say"), narration of the past ("we tried", "used to"; both only before a
 reason clause such as "; it leaked last time"), "not only / not
 just", lines that look like code, fenced code blocks, and a "use X instead of Y" whose own verb is
-negated ("don't use X instead of Y" has the sides the other way round).
+negated ("don't use X instead of Y" has the sides the other way round) or said of something else
+("the tests use X instead of Y"), and new work specified ("scaffold a screen; use X instead of Y").
 """
 
 from __future__ import annotations
@@ -29,9 +33,10 @@ _CODE_LINE = re.compile(
     r"var\s|select\s|update\s|insert\s|delete\s+from|\$\s)|[;{}]\s*$|^\s*\w+(?:\.\w+)*\s*=[^=]|\s#\s|^\s{4,}\S",
     re.IGNORECASE,
 )
-# anywhere in the line: the correction itself is hedged, asked or conditional
+# anywhere in the line: the correction itself is hedged or conditional (a question is dropped
+# sentence by sentence: "can you rerun it? the tables are in `analytics`, not `public`")
 _UNSURE = re.compile(
-    r"(?ix)\?|\b(?:maybe|perhaps|might|possibly|i\s+wonder|what\s+if|not\s+sure|consider|"
+    r"(?ix)\b(?:maybe|perhaps|might|possibly|i\s+wonder|what\s+if|not\s+sure|consider|"
     r"i\s+think|probably|could\s+you|would\s+you|should\s+(?:we|i)|shall\s+we|how\s+about|"
     r"not\s+only|not\s+just|but\s+also|i['’]d|i\s+would|if|unless|whether)\b"
 )
@@ -41,12 +46,13 @@ _UNSURE = re.compile(
 # queue instead of a list; memory blew up last time")
 _NARRATED = re.compile(
     r"(?ix)\b(?:used\s+to|we\s+tried|i\s+tried|previous(?:ly)?|long\s+ago|"
-    r"last\s+(?:year|sprint|week|month|time)|says?|said|told|reports?|shows?|claims?|claimed|"
+    r"last\s+(?:year|sprint|week|month|time)|says?|said|told|reported|reports\s+(?:that|it)|shows?|claims?|claimed|"
     r"according\s+to|apparently)\b"
 )
 _REASON = re.compile(r"(?i)[,;]|\s[—–]\s|\s-\s|\s+because\b")
 _LEAD = re.compile(
-    r"(?i)^\s*(?:(?:no+|nope|nah|wrong|actually|hmm|well|please|ugh|wait|oops|that'?s\s+(?:wrong|incorrect))"
+    r"(?i)^\s*(?:(?:no+|nope|nah|wrong(?=\s*[,.:;!—–-])|actually|hmm|well|please|ugh|wait|oops|sorry(?:\s+but)?|"
+    r"that'?s\s+(?:wrong|incorrect))"
     r"\b[\s,.:;!—–-]*)+"
 )
 # where a side ends: punctuation (a dot or colon only before a space: "v2.1", "02:00", "a::b"
@@ -61,7 +67,7 @@ _YOU = r"(?:you\s+(?:used|wrote|returned|imported|added|called|picked|chose|put|
 _IS = (
     r"(?:it'?s|it\s+is|that'?s|should\s+be|must\s+be|is\s+called|are\s+called|lives\s+in|live\s+in|"
     r"goes\s+in|go\s+in|lives?\s+(?:under|at)|we\s+use|we\s+deploy\s+(?:with|to|on)|we\s+run|use|is|are|"
-    r"(?:we'?re|we\s+are)\s+(?:on|using)|runs?\s+(?:on|at|in|every))"
+    r"(?:we'?re|we\s+are)\s+(?:on|using)|uses|(?<!that\s)(?<!which\s)(?<!to\s)runs?\s+(?:on|at|in|every))"
 )
 _INSTEAD = r"(?:instead\s+of|rather\s+than)"
 _NEGATED = re.compile(r"(?i)\b(?:not|never|no)\b|n't\b")
@@ -73,7 +79,8 @@ _P_NEG_THEN_USE = re.compile(
 # "we don't use Y (any more), it's X"
 _P_NEG_THEN_IS = re.compile(
     rf"(?i)\b(?:we\s+)?(?:don'?t|do\s+not|never)\s+use\s+(?P<wrong>.+?){_SEP}"
-    r"(?:it'?s|it\s+is|we\s+use|we'?re\s+(?:on|using)|we\s+are\s+(?:on|using))\s+(?P<right>.+)$"
+    r"(?:it'?s|it\s+is|we\s+use|we'?re\s+(?:on|using)|we\s+are\s+(?:on|using)|"
+    r"this\s+(?:codebase|repo|project|app|service|team)\s+uses|here\s+we\s+use)\s+(?P<right>.+)$"
 )
 # after "no" / "nope" / "wrong" / "actually" only, a bare "X, not Y" of short sides ("nope, python
 # 3.12 not 3.11"); without that lead it is too often a description ("fast, not perfect")
@@ -81,11 +88,63 @@ _P_BARE_NOT = re.compile(r"(?i)^(?P<right>[^,;]+?),?\s+not\s+(?P<wrong>[^,;]+?)[
 _CORRECTING = re.compile(
     r"(?i)\b(?:no+|nope|nah|wrong|actually|incorrect)\b\s*[,.:;!—–-]"
 )  # "no worries" is not
-_P_NOT_THEN_USE = re.compile(rf"(?i)^not\s+(?P<wrong>[^,;.—–]+?){_SEP}{_USE}\s+(?P<right>.+)$")
+# "it's X" / "this service is X" / "the default branch is X", after the rejected side
+_THIS_IS = r"(?:it'?s|its|it\s+is|(?:this|the|our)\s+(?:[\w`'-]+\s+){0,3}?(?:is|are|uses))"
+_P_NOT_THEN_USE = re.compile(rf"(?i)^not\s+(?P<wrong>[^,;.—–]+?){_SEP}(?:{_USE}|{_THIS_IS})\s+(?P<right>.+)$")
+# the assistant's own work named, then what is right: "you called it `OrderSvc` — the convention
+# here is `OrderService`", "you imported moment again. moment was dropped, we use date-fns"
+_YOU_DID = (
+    r"you\s+(?:just\s+)?(?:used|wrote|returned|imported|added|called\s+it|named\s+it|called|picked|chose|put|created|made|set|"
+    r"assumed|connected\s+to|pinned|named|typed|hard-?coded|installed)"
+)
+_RIGHT_HEAD = (
+    r"(?:it\s+should\s+be|should\s+be|they\s+should\s+be|it'?s|its|it\s+is|(?:here\s+)?we\s+use|"
+    r"this\s+(?:codebase|repo|project|app|service)\s+uses|ours\s+(?:go|goes|live|lives)\s+in|"
+    r"(?:the\s+)?(?:[\w-]+\s+){0,3}?(?:here\s+)?(?:is|are|uses|runs\s+on|listens\s+on|goes\s+in|lives\s+in))"
+)
+_P_YOU_THEN = re.compile(
+    rf"(?i)\b{_YOU_DID}\s+(?P<wrong>[^,;.—–]+?)(?:\s+again)?\s*(?:[,;]|\.\s|\s[—–-]+\s|\s+but\s+)\s*"
+    rf"(?:no,?\s+|but\s+)?(?:[^,;.—–]+?[,.]\s+)?{_RIGHT_HEAD}\s+(?P<right>.+)$"
+)
+# "it's X, you wrote Y"
+_P_IS_YOU_WROTE = re.compile(
+    r"(?i)(?:it'?s|its|it\s+is|it\s+should\s+be|should\s+be)\s+(?P<right>[^,;—–]+?)\s*[,;—–]\s*(?:but\s+|not\s+)?"
+    r"you\s+(?:wrote|used|put|typed|had|set|called\s+it)\s+(?P<wrong>.+)$"
+)
+# "Y is wrong, it's / change it to X"
+_P_WRONG_THEN = re.compile(
+    r"(?i)^(?P<wrong>.+?)\s+(?:is|are)\s+wrong\s*[,:;.—–-]+\s*(?:it'?s|its|it\s+is|it\s+should\s+be|should\s+be|"
+    r"change\s+it\s+to|make\s+it|use)\s+(?P<right>.+)$"
+)
+# "your report dates are in UTC, they should be Europe/Berlin"
+_P_YOURS_SHOULD = re.compile(
+    r"(?i)^(?P<wrong>.*?\byour?\b[^,;—–]*?)\s*[,;—–]+\s*(?:but\s+)?(?:it|they|that|this)\s+"
+    r"(?:should|must|needs?\s+to)\s+be\s+(?P<right>.+)$"
+)
+# "replace Y with X" / "swap Y for X": a correction only about the assistant's own work
+_P_REPLACE = re.compile(r"(?i)\b(?:replace|swap)\s+(?P<wrong>.+?)\s+(?:with|for)\s+(?P<right>.+)$")
+_YOURS = re.compile(r"(?i)\byou(?:r|'ve|'re)?\b")
+# "no," / "wrong" / "actually" / "you're mixing them up": the line says something is wrong
+_STRONG = re.compile(
+    r"(?i)(?:^|[\s,.:;—–-])(?:no|nope|nah)\s*[,.:;!—–-]|\b(?:wrong|incorrect|actually|"
+    r"mix(?:ed|ing)\s+(?:them|it|these|those)\s+up)\b"
+)
+# after such a line, any "… R, not W": R is the clause's last words ("the gps module talks at 115200")
+_P_ANY_NOT = re.compile(
+    r"(?i)^(?P<pre>.+?)\s*,?\s+not\s+(?P<wrong>[^,;—–]+?)\s*(?:[,;!]|\.(?=\s|$)|\s[—–-]\s|$)"
+)
+# a new piece of work specified ("scaffold a receipts screen. use FlatList instead of ScrollView"):
+# its "instead of" is part of the request, not a correction
+_NEW_WORK = re.compile(
+    r"(?i)^\s*(?:let'?s\s+)?(?:create|add|scaffold|build|write|implement|make|start|set\s+up|generate|design)\b"
+)
 _P_INSTEAD_FIRST = re.compile(rf"(?i)^{_INSTEAD}\s+(?P<wrong>.+?)\s*,\s*(?:{_USE}\s+)?(?P<right>.+)$")
 _P_YOU = re.compile(rf"(?i)\b{_YOU}\s+(?P<wrong>.+?)\s+{_INSTEAD}\s+(?P<right>.+)$")
 _P_USE_INSTEAD = re.compile(
     rf"(?i)(?P<neg>\b{_NEG}\s+)?\b{_USE}\s+(?P<right>.+?)\s+{_INSTEAD}\s+(?P<wrong>.+)$"
+)
+_P_ITS_NOT = re.compile(
+    r"(?i)^(?:it'?s|its|it\s+is)\s+not\s+(?P<wrong>[^,;]+?)\s*[,;]\s*(?:it'?s|its|it\s+is)\s+(?P<right>.+)$"
 )
 _P_NOT_BUT = re.compile(
     r"(?i)^(?P<head>(?:it'?s|it\s+is|that'?s)\s+)?not\s+(?P<wrong>[^,;]+?)\s*,?\s+but\s+(?P<right>.+)$"
@@ -95,7 +154,9 @@ _P_IS_NOT = re.compile(
 )
 _NOT_A_SIDE = re.compile(
     r"(?i)^(?:what|that|this|it|so|too|very|quite|yet|now|bad|sure|really|always|working|running|not|no|even|let'?s|i|we|you|they|today|tomorrow|tonight|later|soon|"
-    r"passing|enough|right|correct|good|fine|the\s+point|a\s+problem)\b"
+    r"passing|enough|right|correct|good|fine|great|nice|perfect|better|worse|broken|wrong|done|ok|okay|"
+    r"up|down|live|back|gone|ready|merged|"
+    r"the\s+point|a\s+problem|the\s+default)\b"
 )
 
 
@@ -136,15 +197,17 @@ def find(prompt: str) -> Found | None:
         if _UNSURE.search(line) or _NARRATED.search(_REASON.split(line, maxsplit=1)[0]):
             continue
         lead = _LEAD.match(line)
-        body = line[lead.end() :].strip() if lead else line.strip()
-        got = _match(body)
+        body = " ".join(s for s in _QUESTIONS.split(line[lead.end() :] if lead else line) if "?" not in s)
+        if not body.strip():
+            continue
+        got = _match(body.strip(), line)
         if (
             got is None
             and lead
             and _CORRECTING.search(lead.group())
             and lead.group().rstrip()[-1:] in ",.:;!—–-"
         ):
-            got = _bare(body)
+            got = _bare(body.strip())
         if got is not None:
             right, wrong, title = got
             if _ok(right) and _ok(wrong) and right.casefold() != wrong.casefold():
@@ -165,6 +228,15 @@ def _use(m: Match, sentence: str = "") -> Result | None:
 def _use_unless_negated(m: Match, sentence: str) -> Result | None:
     if m["neg"] or _NEGATED.search(sentence[: m.start("right")]):
         return None  # "don't / should not use X instead of Y": sides reversed, easy to misread
+    if not _IMPERATIVE.search(sentence[: m.start()]):
+        return None  # "the tests use sqlite instead of postgres": how things are, not what to do
+    return _use(m)
+
+
+def _instead_first(m: Match, sentence: str) -> Result | None:
+    said = sentence[m.end("wrong") : m.end()]
+    if re.match(r"(?i)\w+ing\b", m["wrong"]) and not re.search(rf"(?i)^\W*{_USE}\b", said):
+        return None  # "rather than fixing it now, open an issue": a plan for this task, not a belief
     return _use(m)
 
 
@@ -195,14 +267,15 @@ def _always(m: Match, sentence: str) -> bool:
 _SENTENCE_RULES: tuple[
     tuple[re.Pattern[str], Callable[[Match, str], bool], Callable[[Match, str], Result | None]], ...
 ] = (
-    (_P_INSTEAD_FIRST, _always, _use),
+    (_P_INSTEAD_FIRST, _always, _instead_first),
     (_P_USE_INSTEAD, _always, _use_unless_negated),
     (_P_NOT_BUT, _always, _not_but),
+    (_P_ITS_NOT, _always, _not_but),
     (_P_IS_NOT, _is_not_applies, _is_not),
 )
 
 
-def _match(body: str) -> Result | None:
+def _match(body: str, line: str) -> Result | None:
     for sentence in _sentences(body):
         m = _P_YOU.search(sentence)
         if m:
@@ -211,11 +284,42 @@ def _match(body: str) -> Result | None:
         m = pattern.search(body)
         if m:
             return _use(m)
+    yours = _yours(body, line)
+    if yours is not None:
+        return yours
+    if _NEW_WORK.match(body) and not _STRONG.search(line):
+        return None  # a request for new work, whatever it prefers to what
     for sentence in _sentences(body):
         for pattern, applies, says in _SENTENCE_RULES:
             m = pattern.search(sentence)
             if m and applies(m, sentence):
                 return says(m, sentence)
+    return _any_not(body) if _STRONG.search(line) else None
+
+
+def _yours(body: str, line: str) -> Result | None:
+    """Corrections that name the assistant's own work: what it did, and what is right."""
+    m = _P_YOU_THEN.search(body) or _P_IS_YOU_WROTE.search(body)
+    if m is None:
+        for sentence in _sentences(body):
+            m = _P_WRONG_THEN.search(sentence) or _P_YOURS_SHOULD.search(sentence)
+            if m:
+                break
+    if m is None and _YOURS.search(line):
+        m = _P_REPLACE.search(body)
+    if m is None:
+        return None
+    right, wrong = _side(m["right"]), _side(m["wrong"])
+    return right, wrong, f"{right}, not {wrong}"
+
+
+def _any_not(body: str) -> Result | None:
+    for sentence in _sentences(body):
+        m = _P_ANY_NOT.search(sentence)
+        if m:
+            clause = re.split(r"[:;,]|\s[—–-]\s", m["pre"])[-1].strip()
+            right, wrong = " ".join(clause.split()[-3:]), _side(m["wrong"])
+            return right, wrong, f"{clause[:1].upper()}{clause[1:]}, not {wrong}"
     return None
 
 
@@ -229,3 +333,10 @@ def _bare(body: str) -> Result | None:
 
 def _sentences(text: str) -> list[str]:
     return [s.strip() for s in re.split(r"(?<=[.!])\s+(?=[A-Z`'\"])", text) if s.strip()]
+
+
+_QUESTIONS = re.compile(r"(?<=[.!?])\s+")
+# what may come before "use X instead of Y" for it to be said to the assistant
+_IMPERATIVE = re.compile(
+    r"(?i)(?:^|\b(?:we|please|just|always|should|must|to|and|so|then|instead|you)|[,;:—–-])\s*$"
+)
