@@ -19,7 +19,7 @@ HALVES = {"tuning": "capture_corpus_tune.jsonl", "held-out": "capture_corpus_hel
 # written after the rules, run once, never tuned on: adversarial probes, reported separately
 PROBES = "capture_corpus_probe.jsonl"
 # written blind by another author (what they read is in the .md beside it), run once per code
-BLIND = {"blind-2": "capture_corpus_blind2.jsonl"}
+BLIND = {"blind-2": "capture_corpus_blind2.jsonl", "blind-3": "capture_corpus_blind3.jsonl"}
 
 
 def load(half: str) -> list[dict[str, Any]]:
