@@ -198,10 +198,13 @@ def _compute(
     walk = _since(root, mems, specs, threshold, head, base) if head and base else None
     if walk is None:
         walk = _changes_after(root, specs, {m.path for m in mems}, threshold, head or "HEAD")
-    after, _commits, frozen = walk
+    frozen = walk[2]
     existing = _existing(root, specs, head or "HEAD")
     # which changed code paths each distinct spec covers, and whether it still exists (once each)
-    spec_paths = {spec: [p for p in after if _matches(p, spec)] for spec in specs}
+    # every memory's counts list the code paths in the order the walk met them (each is the walk's
+    # running total at that memory's last commit): their union in that order stands for the walk
+    seen = dict.fromkeys(p for lines, _ in frozen.values() for p in lines)
+    spec_paths = {spec: [p for p in seen if _matches(p, spec)] for spec in specs}
     spec_exists = {spec: any(_matches(p, spec) for p in existing) for spec in specs}
     result: dict[str, Staleness] = {}
     for m in mems:
@@ -293,9 +296,9 @@ def _cache_put(
         "threshold": threshold,
         "mems": _asked(mems),
     }
-    after, commits, frozen = walk
-    state = {"after": after, "commits": commits, "frozen": {p: [ln, c] for p, (ln, c) in frozen.items()}}
-    if sum(len(ln) + len(c) for ln, c in frozen.values()) + len(after) <= _WALK_MAX_PATHS:
+    frozen = walk[2]
+    state = {"frozen": {p: [ln, c] for p, (ln, c) in frozen.items()}}
+    if sum(len(ln) + len(c) for ln, c in frozen.values()) <= _WALK_MAX_PATHS:
         newest.update(head=head, walk=state)  # else too big to keep: the next HEAD walks in full
     entries = [newest, *older][:CACHE_ENTRIES]
     # a private temp file renamed into place (readers see the old or the new list); no fsync: a
@@ -368,10 +371,11 @@ def _early_walk(root: Path) -> tuple[str, dict[str, Staleness], _Walk] | None:
 # of a straight line), `git log --topo-order H1` is those commits, newest first, then exactly
 # `git log --topo-order H0` (topological order puts no parent before its children and the line
 # leads into H0 alone; which commits a pathspec shows depends on each commit and its parents
-# only). The walk's state is additive along the walk, so the state at H1 is the new commits'
-# walk put in front of the state kept for H0: each memory the new commits do not touch keeps its
-# H0 counts plus everything the new commits changed (in the same key order as a full walk). A
-# merge, a rebase, another branch, a different question: the full walk, as before.
+# only). What an answer is made of, each memory's (lines, commits) per code path in the commits
+# after its last one, adds up along the walk: a memory the new commits touch gets the counts of
+# the newer of them, any other keeps its H0 counts plus everything the new commits changed (keys
+# in a full walk's order). So the counts kept with H0's answer and a walk of the new commits give
+# H1's exactly. A merge, a rebase, another branch, a different question: the full walk.
 _WALK_MAX_PATHS = 20_000  # code paths kept with an answer (beyond that: walk in full next time)
 _LINE_MAX = 1000  # new commits read this way (beyond that: walk in full)
 
@@ -392,18 +396,15 @@ def _since(
     if not _one_line(root, old, head):
         return None
     try:
-        after0, commits0 = _counts(state["after"]), _counts(state["commits"])
         frozen0 = {str(p): (_counts(v[0]), _counts(v[1])) for p, v in state["frozen"].items()}
     except (TypeError, ValueError, KeyError, IndexError, AttributeError):
         return None
     want = {m.path for m in mems}
     after, commits, frozen = _changes_after(root, specs, want, threshold, f"{old}..{head}")
-    if want <= frozen.keys():  # every memory committed again since: a full walk stops there too
-        return after, commits, frozen
     for path, (lines, counts) in frozen0.items():
         if path in want and path not in frozen:  # last committed before `old`
             frozen[path] = (_plus(after, lines), _plus(commits, counts))
-    return _plus(after, after0), _plus(commits, commits0), frozen
+    return after, commits, frozen  # the totals are the new commits' only: :func:`_compute` needs none
 
 
 def _one_line(root: Path, old: str, head: str) -> bool:
