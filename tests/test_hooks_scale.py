@@ -182,3 +182,100 @@ def test_recent_files_of_a_vault_below_the_top(tmp_path: Path) -> None:
     (root / "x.py").write_text("x\n", encoding="utf-8")
     assert _recent_files(root) == _old_recent_files(root)
     assert "other.py" in _recent_files(root)
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "memfd_create"), reason="one status needs memfd_create")
+def test_one_status_call_gives_the_two_calls_lines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`status_outside_vault` asks git once (the vault added to the global excludes, in memory):
+    the same lines, in the same order, as the tracked status plus the untracked lines of the
+    top-level entries, with staged, modified, deleted and renamed files, untracked ones at the top
+    and below, and ignore rules from .gitignore, info/exclude and the user's global excludes file
+    (core.excludesFile, relative or absolute, or the XDG default), one of which re-includes the vault."""
+    from ccmemory.features import recentfiles
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "config", "user.email", "t@x")
+    _git(root, "config", "user.name", "t")
+    for rel in (
+        "src/a.py",
+        "src/b.py",
+        "src/old.py",
+        "docs/d.md",
+        "top.txt",
+        "gone/x.py",
+        ".ccmemory/facts/m.md",
+    ):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(f"{rel}\n", encoding="utf-8")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "-m", "c")
+    (root / "src" / "a.py").write_text("changed\n", encoding="utf-8")  # modified
+    (root / "src" / "b.py").write_text("staged\n", encoding="utf-8")
+    _git(root, "add", "src/b.py")  # staged
+    _git(root, "mv", "src/old.py", "src/new.py")  # renamed (listed as D + A)
+    (root / "top.txt").unlink()  # deleted
+    _git(root, "rm", "-rq", "gone")  # a whole top-level folder deleted
+    (root / "staged-then-removed.py").write_text("s\n", encoding="utf-8")
+    _git(root, "add", "staged-then-removed.py")
+    (root / "staged-then-removed.py").unlink()
+    for rel in ("untracked.py", "newdir/n.txt", "src/u.py", "docs/skip.tmp", "g.glob", "l.local", "x.xdg"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("u\n", encoding="utf-8")
+    (root / ".ccmemory" / "facts" / "stray.md").write_text("s\n", encoding="utf-8")  # the vault's own
+    (root / ".gitignore").write_text("*.tmp\n", encoding="utf-8")
+    (root / ".git" / "info" / "exclude").write_text("*.local\n", encoding="utf-8")
+    home = tmp_path / "home"
+    (home / ".config" / "git").mkdir(parents=True)
+    (home / ".config" / "git" / "ignore").write_text("*.xdg", encoding="utf-8")  # no final newline
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    monkeypatch.delenv("GIT_CONFIG_GLOBAL", raising=False)
+    outside = ("--", ":/", ":(top,exclude).ccmemory")
+    calls: list[str] = []
+    real_one = recentfiles._status_one_call
+
+    def two_calls(*_a: object) -> None:
+        calls.append("two")
+
+    def one_call(*a: object) -> str | None:
+        calls.append("one")
+        return real_one(*a)  # type: ignore[arg-type]
+
+    def both() -> tuple[str, str]:
+        monkeypatch.setattr(recentfiles, "_status_one_call", two_calls)
+        two = recentfiles.status_outside_vault(root, outside)
+        monkeypatch.setattr(recentfiles, "_status_one_call", one_call)
+        one = recentfiles.status_outside_vault(root, outside)
+        return one, two
+
+    one, two = both()
+    assert one == two and calls == ["two", "one"]
+    assert "?? x.xdg" not in one and "?? l.local" not in one and "docs/skip.tmp" not in one  # ignored
+    for line in (
+        "M  src/b.py",
+        " M src/a.py",
+        "D  src/old.py",
+        "A  src/new.py",
+        " D top.txt",
+        "D  gone/x.py",
+    ):
+        assert line in one.splitlines(), line
+    assert "AD staged-then-removed.py" in one and "?? newdir/" in one and "?? src/u.py" in one
+    assert ".ccmemory" not in one
+    # core.excludesFile, absolute then relative to the top; the vault re-included by .gitignore
+    (tmp_path / "global-ignore").write_text("*.glob\n", encoding="utf-8")
+    _git(root, "config", "core.excludesFile", str(tmp_path / "global-ignore"))
+    one, two = both()
+    assert one == two and "g.glob" not in one and "?? x.xdg" in one
+    (root / "my-ignore").write_text("*.py\n", encoding="utf-8")
+    _git(root, "config", "core.excludesFile", "my-ignore")
+    (root / ".gitignore").write_text("*.tmp\n!.ccmemory/\n", encoding="utf-8")
+    one, two = both()
+    assert one == two and "untracked.py" not in one and "?? g.glob" in one
+    # an excludes file git cannot read as a plain file: the two calls
+    _git(root, "config", "core.excludesFile", str(tmp_path))
+    calls.clear()
+    monkeypatch.setattr(recentfiles, "_status_one_call", real_one)
+    assert recentfiles._status_one_call(root, ("status", "--porcelain", "--no-renames"), outside) is None
