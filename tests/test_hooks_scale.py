@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 import subprocess
+import sys
 from datetime import timedelta
 from pathlib import Path
 
@@ -279,3 +280,48 @@ def test_one_status_call_gives_the_two_calls_lines(tmp_path: Path, monkeypatch: 
     calls.clear()
     monkeypatch.setattr(recentfiles, "_status_one_call", real_one)
     assert recentfiles._status_one_call(root, ("status", "--porcelain", "--no-renames"), outside) is None
+
+
+@pytest.mark.parametrize(
+    ("config", "env", "order"),
+    [
+        ("project: p\n", {}, ["prefetch", "settings"]),  # defaults: git starts first
+        ("project: p\ncontext:\n  budget_tokens: 300\n", {}, ["settings", "prefetch"]),
+        ("project: p\ncontext:\n  enabled: false\n", {}, ["settings"]),  # off: no git work at all
+        ("project: p\n", {"CCMEMORY_CONTEXT": "0"}, ["settings"]),
+        ("project: p\n", {"CCMEMORY_CONTEXT_BUDGET": "300"}, ["settings", "prefetch"]),
+    ],
+)
+def test_session_start_starts_git_before_the_settings_only_when_the_context_is_surely_on(
+    repo: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    config: str,
+    env: dict[str, str],
+    order: list[str],
+) -> None:
+    """SessionStart starts its git work (recent files, staleness walk) before loading the settings
+    (their YAML import) when neither the environment nor config.yaml mentions the context, after
+    them otherwise, and never when the context is off. The digest is the same either way."""
+    from ccmemory.features.capture import settings as settings_mod
+    from ccmemory.surfaces import hooks
+
+    for key in ("CCMEMORY_CONTEXT", "CCMEMORY_CONTEXT_BUDGET"):
+        monkeypatch.delenv(key, raising=False)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    (repo / ".ccmemory" / "config.yaml").write_text(config, encoding="utf-8")
+    subprocess.run(
+        [sys.executable, "-m", "ccmemory", "new", "preference", "Tabs over spaces in the widget module"],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+    )
+    seen: list[str] = []
+    real_load, real_prefetch = settings_mod.load, hooks._prefetch
+    monkeypatch.setattr(settings_mod, "load", lambda *a, **k: seen.append("settings") or real_load(*a, **k))
+    monkeypatch.setattr(hooks, "_prefetch", lambda root: seen.append("prefetch") or real_prefetch(root))
+    hooks.session_start(str(repo), {"session_id": "s", "source": "startup"})
+    out = capsys.readouterr().out
+    assert seen == order
+    assert ("Tabs over spaces" in out) == ("prefetch" in order)
