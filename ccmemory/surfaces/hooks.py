@@ -336,9 +336,10 @@ def _prefetch(root: Any) -> None:
     """Start the digest's git work in threads: the recent files and, after a new commit, the
     staleness walk; it runs while the service is imported and the index queried."""
     from ccmemory.features import recentfiles
+
+    recentfiles.prefetch(root)  # first: the longer git work, and its module imports little
     from ccmemory.features.lifecycle import staleness
 
-    recentfiles.prefetch(root)
     staleness.prefetch(root)
 
 
