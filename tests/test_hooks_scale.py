@@ -325,3 +325,50 @@ def test_session_start_starts_git_before_the_settings_only_when_the_context_is_s
     out = capsys.readouterr().out
     assert seen == order
     assert ("Tabs over spaces" in out) == ("prefetch" in order)
+
+
+def test_parsed_settings_are_kept_with_their_exact_text(repo: Path) -> None:
+    """config.yaml's parse is kept in .ccmemory/local/ with the text it came from (the YAML
+    library stays unimported on the hooks' path): the same dict as a parse, a new parse when the
+    text changes, nothing kept for what JSON cannot carry unchanged, a damaged copy is a miss."""
+    import json
+
+    from ccmemory.core import config
+    from ccmemory.core.yamlio import load_yaml
+
+    vault = repo / ".ccmemory"
+    cfg = vault / "config.yaml"
+    kept = vault / "local" / config._PARSED_FILE
+    text = "project: p\ncontext:\n  budget_tokens: 300\nrecall: {enabled: no}\nstale_lines: 7.5\n"
+    cfg.write_text(text, encoding="utf-8")
+    first = config.read_config_file(vault)
+    assert first == load_yaml(text) and first["recall"]["enabled"] is False
+    assert json.loads(kept.read_text())["text"] == text
+    kept.write_text(kept.read_text().replace('"p"', '"from the copy"'))  # read back: the copy is used
+    assert config.read_config_file(vault)["project"] == "from the copy"
+    cfg.write_text(text.replace("300", "400"), encoding="utf-8")  # another text: parsed again
+    assert config.read_config_file(vault)["context"]["budget_tokens"] == 400
+    assert json.loads(kept.read_text())["data"]["context"]["budget_tokens"] == 400
+    for odd in ("project: p\nsince: 2026-01-02\n", "project: p\n1: one\n", "project: p\ntrue: x\n"):
+        kept.unlink(missing_ok=True)
+        cfg.write_text(odd, encoding="utf-8")
+        assert config.read_config_file(vault) == load_yaml(odd) and not kept.exists(), odd
+    cfg.write_text("project: p\n", encoding="utf-8")
+    kept.write_text("{damaged")
+    assert config.read_config_file(vault) == {"project": "p"}
+    cfg.write_text("project: [unclosed\n", encoding="utf-8")  # an error is still an error
+    with pytest.raises(ValueError, match="cannot read settings"):
+        config.read_config_file(vault)
+    # the SessionStart hook, run twice: the second imports no YAML library
+    code = (
+        "import io, sys\nfrom ccmemory.surfaces.hooks import main\n"
+        f'sys.stdin = io.TextIOWrapper(io.BytesIO(b\'{{"cwd": "{repo}", "source": "startup"}}\'))\n'
+        "main(['SessionStart'])\nprint('yaml' in sys.modules, file=sys.stderr)\n"
+    )
+    cfg.write_text("project: p\n", encoding="utf-8")
+    kept.unlink(missing_ok=True)
+    runs = [
+        subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True, check=True)
+        for _ in range(2)
+    ]
+    assert [r.stderr.strip() for r in runs] == ["True", "False"]
