@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 import subprocess
 import sys
+import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -343,9 +344,12 @@ def test_parsed_settings_are_kept_with_their_exact_text(repo: Path) -> None:
     cfg.write_text(text, encoding="utf-8")
     first = config.read_config_file(vault)
     assert first == load_yaml(text) and first["recall"]["enabled"] is False
-    assert json.loads(kept.read_text())["text"] == text
+    assert json.loads(kept.read_text())["text"][-1] == text
     kept.write_text(kept.read_text().replace('"p"', '"from the copy"'))  # read back: the copy is used
     assert config.read_config_file(vault)["project"] == "from the copy"
+    time.sleep(0.01)
+    cfg.write_text(text, encoding="utf-8")  # the same text written again (a checkout): parsed again
+    assert config.read_config_file(vault)["project"] == "p"
     cfg.write_text(text.replace("300", "400"), encoding="utf-8")  # another text: parsed again
     assert config.read_config_file(vault)["context"]["budget_tokens"] == 400
     assert json.loads(kept.read_text())["data"]["context"]["budget_tokens"] == 400

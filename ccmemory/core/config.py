@@ -152,9 +152,11 @@ def read_config_file(vault_dir: Path) -> dict[str, Any]:
         return {}
     try:  # a hostile config (FIFO, symlink, YAML bomb) is an error, never a hang (docs/security.md)
         text = read_regular(path, 256 * 1024).decode("utf-8")
+        st = os.lstat(path)
     except (ValueError, OSError) as exc:
         raise ConfigError(f"{path}: cannot read settings: {exc}", "fix or remove the file") from None
-    kept = _parsed_get(vault_dir, text)
+    text_id = [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, text]
+    kept = _parsed_get(vault_dir, text_id)
     if kept is not None:
         return kept
     import yaml
@@ -167,15 +169,17 @@ def read_config_file(vault_dir: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: cannot read settings: {exc}", "fix or remove the file") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: settings must be a YAML mapping", "see docs/configuration.md")
-    _parsed_put(vault_dir, text, data)
+    _parsed_put(vault_dir, text_id, data)
     return data
 
 
 # The parsed settings are kept in .ccmemory/local/ with the exact text they were parsed from:
 # importing the YAML library costs 11-15 ms of every hook (and the vault needs it only to read or
 # write memory files). Used only when the file's text is the same, character for character, and
-# only for settings that JSON carries unchanged (same types, same keys: a date or a number used
-# as a key is parsed from the file every time). A missing, odd or unreadable copy is a miss.
+# the file is the same file on this machine (device, inode, size, mtime and ctime: a copy that
+# came with a checkout, committed by someone else, never matches), and only for settings that
+# JSON carries unchanged (same types, same keys: a date or a number used as a key is parsed from
+# the file every time). A missing, odd or unreadable copy is a miss.
 _PARSED_FILE = "config-parsed.json"
 
 
@@ -188,7 +192,7 @@ def _parsed_path(vault_dir: Path) -> Path | None:
     return local / _PARSED_FILE
 
 
-def _parsed_get(vault_dir: Path, text: str) -> dict[str, Any] | None:
+def _parsed_get(vault_dir: Path, text_id: list[object]) -> dict[str, Any] | None:
     import json
 
     from ccmemory.core.walk import read_regular
@@ -200,13 +204,13 @@ def _parsed_get(vault_dir: Path, text: str) -> dict[str, Any] | None:
         kept = json.loads(read_regular(path, 1 << 20))
     except (OSError, ValueError):
         return None
-    if not isinstance(kept, dict) or kept.get("text") != text or not isinstance(kept.get("data"), dict):
+    if not isinstance(kept, dict) or kept.get("text") != text_id or not isinstance(kept.get("data"), dict):
         return None
     data: dict[str, Any] = kept["data"]
     return data
 
 
-def _parsed_put(vault_dir: Path, text: str, data: dict[str, Any]) -> None:
+def _parsed_put(vault_dir: Path, text_id: list[object], data: dict[str, Any]) -> None:
     import contextlib
     import json
 
@@ -214,7 +218,7 @@ def _parsed_put(vault_dir: Path, text: str, data: dict[str, Any]) -> None:
     if path is None:
         return
     try:
-        raw = json.dumps({"text": text, "data": data})
+        raw = json.dumps({"text": text_id, "data": data})
     except (TypeError, ValueError):  # a date, a set of non-string keys...: not kept
         return
     if repr(json.loads(raw)["data"]) != repr(data):  # an int key, a float key: not the same
