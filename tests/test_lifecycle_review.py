@@ -371,6 +371,11 @@ def test_staleness_after_new_commits_reads_only_them_and_matches_a_full_walk(rep
     write("b.py", 9)
     commit_all(repo, "all memories again")
     assert ".." in same_as_full_walk(threshold=25)
+    entries = json.loads(cache.read_text())
+    entries[0]["folder"] = [1, 2]  # counts written in another folder (a committed copy): not used
+    cache.write_text(json.dumps(entries))
+    git(repo, "commit", "-q", "--allow-empty", "-m", "empty once more")
+    assert ".." not in same_as_full_walk(threshold=25)
     cache.write_text(cache.read_text().replace('"frozen": {', '"frozen": {"x": 7, '))  # damaged state
     git(repo, "commit", "-q", "--allow-empty", "-m", "empty again")
     assert ".." not in same_as_full_walk(threshold=25)

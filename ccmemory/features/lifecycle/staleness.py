@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ccmemory.core import gitstate
-from ccmemory.core.layout import VAULT_DIR
+from ccmemory.core.layout import LOCAL_DIR, VAULT_DIR
 
 DEFAULT_THRESHOLD = 50
 MAX_PATHSPECS = 5000
@@ -239,8 +239,6 @@ def _cache_path(root: Path) -> Path | None:
     """The cache file, or None when `local/` is missing or not a real folder (never followed)."""
     import os
 
-    from ccmemory.core.layout import LOCAL_DIR
-
     local = root / VAULT_DIR / LOCAL_DIR
     if os.path.islink(local) or not local.is_dir():
         return None
@@ -299,7 +297,8 @@ def _cache_put(
     frozen = walk[2]
     state = {"frozen": {p: [ln, c] for p, (ln, c) in frozen.items()}}
     if sum(len(ln) + len(c) for ln, c in frozen.values()) <= _WALK_MAX_PATHS:
-        newest.update(head=head, walk=state)  # else too big to keep: the next HEAD walks in full
+        # else too big to keep: the next HEAD walks in full
+        newest.update(head=head, walk=state, folder=_folder_id(path.parent))
     entries = [newest, *older][:CACHE_ENTRIES]
     # a private temp file renamed into place (readers see the old or the new list); no fsync: a
     # cache lost in a crash costs one walk
@@ -393,6 +392,9 @@ def _since(
     old, state = base.get("head"), base.get("walk")
     if not isinstance(old, str) or not isinstance(state, dict) or old == head:
         return None
+    here = _folder_id(root / VAULT_DIR / LOCAL_DIR)
+    if here is None or base.get("folder") != here:
+        return None  # counts written in another folder (a copy that came with a checkout): not used
     if not _one_line(root, old, head):
         return None
     try:
@@ -405,6 +407,17 @@ def _since(
         if path in want and path not in frozen:  # last committed before `old`
             frozen[path] = (_plus(after, lines), _plus(commits, counts))
     return after, commits, frozen  # the totals are the new commits' only: :func:`_compute` needs none
+
+
+def _folder_id(folder: Path) -> list[int] | None:
+    """The local folder's device and inode: counts are used only in the folder that wrote them."""
+    import os
+
+    try:
+        st = os.lstat(folder)
+    except OSError:
+        return None
+    return [st.st_dev, st.st_ino]
 
 
 def _one_line(root: Path, old: str, head: str) -> bool:
