@@ -281,3 +281,101 @@ def test_staleness_walk_started_early_is_used_only_for_the_same_question(repo: P
     staleness.prefetch(repo)
     again = compute(repo, both, threshold=50)
     assert walkers == ["MainThread"] and set(again) == {mid, other}
+
+
+def test_staleness_after_new_commits_reads_only_them_and_matches_a_full_walk(repo: Path, monkeypatch) -> None:
+    """After HEAD moved by single-parent commits, the walk reads only those commits on top of the
+    state stored for the previous HEAD (staleness._since); answer and stored state are exactly a
+    full walk's (same counts, same key order). A merge or a HEAD that does not descend from the
+    stored one walks in full."""
+    import random
+
+    from ccmemory.features.lifecycle import staleness
+
+    rng = random.Random(29)
+
+    def write(rel: str, lines: int) -> None:
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text("".join(f"{rel} {rng.random()}\n" for _ in range(lines)))
+
+    for rel in ("a.py", "b.py", "src/c.py", "src/d.py", "gone.py"):
+        write(rel, 5)
+    commit_all(repo, "code")
+    specs = {"a": ("a.py",), "b": ("b.py", "src/"), "d": ("src/d.py",), "g": ("gone.py", "a.py")}
+    ids = {k: add_memory(repo, f"About {k} quokka", files=list(v))[0] for k, v in specs.items()}
+    commit_all(repo, "memories")
+    late = add_memory(repo, "Late quokka", files=["src/c.py"])[0]  # committed only later
+    mems = [MemoryFiles(ids[k], _path_of(repo, k_id), specs[k]) for k, k_id in ids.items()]
+    mems.append(MemoryFiles(late, _path_of(repo, late), ("src/c.py",)))
+    revs: list[str] = []
+    real = staleness._changes_after
+    monkeypatch.setattr(staleness, "_changes_after", lambda *a: revs.append(a[4]) or real(*a))
+    cache = repo / ".ccmemory" / "local" / staleness.CACHE_FILE
+
+    def same_as_full_walk(threshold: int = 20) -> str:
+        """compute() with the stored state, compared with a full walk; returns the revs read."""
+        revs.clear()
+        got = compute(repo, mems, threshold=threshold)
+        read = revs[-1]
+        head = git(repo, "rev-parse", "HEAD").strip()
+        cleaned = staleness._cleaned(mems)
+        full, walk = staleness._compute(
+            repo, cleaned, sorted({f for m in cleaned for f in m.files}), threshold, head
+        )
+        assert {k: (v.lines, v.commits, list(v.changed.items()), v.missing) for k, v in got.items()} == {
+            k: (v.lines, v.commits, list(v.changed.items()), v.missing) for k, v in full.items()
+        }
+        stored = json.loads(cache.read_text())[0]
+        want = {p: [ln, c] for p, (ln, c) in sorted(walk[2].items())}
+        assert stored["head"] == head and json.dumps(
+            dict(sorted(stored["walk"]["frozen"].items()))
+        ) == json.dumps(want)
+        return read
+
+    assert same_as_full_walk() == git(repo, "rev-parse", "HEAD").strip()  # nothing stored: full
+    before = git(repo, "rev-parse", "HEAD").strip()
+    write("a.py", 30)
+    commit_all(repo, "a grows")
+    head = git(repo, "rev-parse", "HEAD").strip()
+    assert same_as_full_walk() == f"{before}..{head}"  # only the new commit
+    assert set(compute(repo, mems, threshold=20)) >= {ids["a"], ids["g"]}
+    for step in range(3):  # several commits between two sessions, the late memory among them
+        write("src/c.py", 10 + step)
+        write("b.py", 7)
+        commit_all(repo, f"step {step}")
+    assert ".." in same_as_full_walk()
+    p = repo / _path_of(repo, ids["a"])  # re-confirmed memory, and a file deleted
+    p.write_text(p.read_text().replace("About a quokka", "About a quokka (checked)"))
+    git(repo, "rm", "-q", "src/d.py")
+    commit_all(repo, "reconfirm a, drop d")
+    assert ".." in same_as_full_walk()
+    git(repo, "commit", "-q", "--allow-empty", "-m", "empty")
+    assert ".." not in same_as_full_walk(threshold=25)  # another threshold: nothing kept, a full walk
+    # a merge: the walk from the stored state is not used
+    git(repo, "checkout", "-q", "-b", "side")
+    write("src/c.py", 40)
+    commit_all(repo, "side work")
+    git(repo, "checkout", "-q", "main")
+    write("b.py", 12)
+    commit_all(repo, "main work")
+    git(repo, "merge", "-q", "--no-ff", "-m", "merge side", "side")
+    assert ".." not in same_as_full_walk(threshold=25)
+    write("a.py", 3)
+    commit_all(repo, "after the merge")
+    assert ".." in same_as_full_walk(threshold=25)
+    git(repo, "reset", "-q", "--hard", "HEAD~2")  # HEAD does not descend from the stored one
+    assert ".." not in same_as_full_walk(threshold=25)
+    for m in mems:  # every memory committed again: the walk stops inside the new commits
+        path = repo / m.path
+        path.write_text(path.read_text() + "\n")
+    write("b.py", 9)
+    commit_all(repo, "all memories again")
+    assert ".." in same_as_full_walk(threshold=25)
+    entries = json.loads(cache.read_text())
+    entries[0]["folder"] = [1, 2]  # counts written in another folder (a committed copy): not used
+    cache.write_text(json.dumps(entries))
+    git(repo, "commit", "-q", "--allow-empty", "-m", "empty once more")
+    assert ".." not in same_as_full_walk(threshold=25)
+    cache.write_text(cache.read_text().replace('"frozen": {', '"frozen": {"x": 7, '))  # damaged state
+    git(repo, "commit", "-q", "--allow-empty", "-m", "empty again")
+    assert ".." not in same_as_full_walk(threshold=25)

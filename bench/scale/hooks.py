@@ -10,7 +10,8 @@ prompt from the vault's vocabulary (`bench_index.QUERIES`, one per run in turn; 
 for an Edit of `src/token.py` (a file about 1.6 % of the memories name). Every label (`--src
 LABEL=DIR`: PYTHONPATH=DIR, one interpreter) runs each event once per round, labels and events
 interleaved, so all see the same load; p50/p95 per label and event, the 1-minute load average
-before each round. A hook that fails or prints nothing where it should is reported.
+before each round; whether every round's outputs were byte-identical across labels. A hook that
+fails or prints nothing where it should is reported.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ def payload(event: str, root: Path, i: int) -> dict[str, object]:
     }
 
 
-def run_hook(event: str, root: Path, i: int, env: dict[str, str]) -> tuple[float, int]:
+def run_hook(event: str, root: Path, i: int, env: dict[str, str]) -> tuple[float, bytes]:
     data = json.dumps(payload(event, root, i)).encode()
     start = time.perf_counter()
     proc = subprocess.run(
@@ -65,7 +66,7 @@ def run_hook(event: str, root: Path, i: int, env: dict[str, str]) -> tuple[float
     elapsed = (time.perf_counter() - start) * 1000
     if proc.returncode != 0:
         raise SystemExit(f"{event} failed: {proc.stderr.decode()[-500:]}")
-    return elapsed, len(proc.stdout)
+    return elapsed, proc.stdout
 
 
 STALENESS_CACHE = ".ccmemory/local/staleness-cache.json"
@@ -125,11 +126,16 @@ def main() -> None:
             "PYTHONPATH": os.path.abspath(src),
             "CCMEMORY_NO_WORKER": "1",
         }
-    lines = ["| vault | event | " + " | ".join(f"{lb} p50 / p95 ms" for lb in envs) + " | output bytes |"]
-    lines.append("|" + "---|" * (len(envs) + 3))
+    lines = [
+        "| vault | event | "
+        + " | ".join(f"{lb} p50 / p95 ms" for lb in envs)
+        + " | output bytes | identical |"
+    ]
+    lines.append("|" + "---|" * (len(envs) + 4))
     for root in args.vault:
         times: dict[tuple[str, str], list[float]] = {(lb, ev): [] for lb in envs for ev in args.events}
         out_bytes: dict[tuple[str, str], int] = {}
+        differ: dict[str, int] = dict.fromkeys(args.events, 0)  # rounds whose outputs differ by label
         loads = []
         for label, env in envs.items():  # warm-up: page cache, bytecode, each label's own cache
             for ev in args.events:
@@ -138,6 +144,7 @@ def main() -> None:
                 run_hook(ev, root, 0, env)
                 if args.new_head and ev == "SessionStart":
                     keep_cache(root, label)
+        outputs: dict[tuple[str, str], bytes] = {}
         for i in range(args.runs):
             loads.append(os.getloadavg()[0])
             for label, env in envs.items():
@@ -146,18 +153,24 @@ def main() -> None:
                         (root / rel).unlink(missing_ok=True)
                     if args.new_head and ev == "SessionStart":
                         new_head(root, label)
-                    ms, size = run_hook(ev, root, i, env)
+                    ms, out = run_hook(ev, root, i, env)
                     if args.new_head and ev == "SessionStart":
                         keep_cache(root, label)
                     times[(label, ev)].append(ms)
-                    out_bytes[(label, ev)] = size
+                    out_bytes[(label, ev)] = len(out)
+                    outputs[(label, ev)] = out
+            for ev in args.events:  # byte for byte, label against label, in every round
+                differ[ev] += len({outputs[(lb, ev)] for lb in envs}) > 1
         load = f"{min(loads):.2f}-{max(loads):.2f}"
         for ev in args.events:
             cells = [
                 f"{statistics.median(times[(lb, ev)]):.0f} / {pct(times[(lb, ev)], 95):.0f}" for lb in envs
             ]
             sizes = "/".join(str(out_bytes[(lb, ev)]) for lb in envs)
-            lines.append(f"| {root.name} (load {load}) | {ev} | " + " | ".join(cells) + f" | {sizes} |")
+            same = "yes" if not differ[ev] else f"no ({differ[ev]} rounds differ)"
+            lines.append(
+                f"| {root.name} (load {load}) | {ev} | " + " | ".join(cells) + f" | {sizes} | {same} |"
+            )
         print("\n".join(lines[-len(args.events) :]), flush=True)
     text = "\n".join(lines) + f"\n\n({args.runs} interleaved rounds per vault)\n"
     print(text)

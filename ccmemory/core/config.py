@@ -145,21 +145,93 @@ def _git_email(root: Path) -> str | None:
 
 
 def read_config_file(vault_dir: Path) -> dict[str, Any]:
-    import yaml
-
     from ccmemory.core.walk import read_regular
-    from ccmemory.core.yamlio import YAMLLimit, load_yaml
 
     path = vault_dir / CONFIG_FILE
     if not os.path.lexists(path):
         return {}
     try:  # a hostile config (FIFO, symlink, YAML bomb) is an error, never a hang (docs/security.md)
-        data = load_yaml(read_regular(path, 256 * 1024).decode("utf-8")) or {}
+        text = read_regular(path, 256 * 1024).decode("utf-8")
+        st = os.lstat(path)
+    except (ValueError, OSError) as exc:
+        raise ConfigError(f"{path}: cannot read settings: {exc}", "fix or remove the file") from None
+    text_id = [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, text]
+    kept = _parsed_get(vault_dir, text_id)
+    if kept is not None:
+        return kept
+    import yaml
+
+    from ccmemory.core.yamlio import YAMLLimit, load_yaml
+
+    try:
+        data = load_yaml(text) or {}
     except (yaml.YAMLError, YAMLLimit, ValueError, TypeError, OSError) as exc:
         raise ConfigError(f"{path}: cannot read settings: {exc}", "fix or remove the file") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: settings must be a YAML mapping", "see docs/configuration.md")
+    _parsed_put(vault_dir, text_id, data)
     return data
+
+
+# The parsed settings are kept in .ccmemory/local/ with the exact text they were parsed from:
+# importing the YAML library costs 11-15 ms of every hook (and the vault needs it only to read or
+# write memory files). Used only when the file's text is the same, character for character, and
+# the file is the same file on this machine (device, inode, size, mtime and ctime: a copy that
+# came with a checkout, committed by someone else, never matches), and only for settings that
+# JSON carries unchanged (same types, same keys: a date or a number used as a key is parsed from
+# the file every time). A missing, odd or unreadable copy is a miss.
+_PARSED_FILE = "config-parsed.json"
+
+
+def _parsed_path(vault_dir: Path) -> Path | None:
+    from ccmemory.core.layout import LOCAL_DIR
+
+    local = vault_dir / LOCAL_DIR
+    if os.path.islink(local) or not local.is_dir():
+        return None
+    return local / _PARSED_FILE
+
+
+def _parsed_get(vault_dir: Path, text_id: list[object]) -> dict[str, Any] | None:
+    import json
+
+    from ccmemory.core.walk import read_regular
+
+    path = _parsed_path(vault_dir)
+    if path is None or not os.path.lexists(path):
+        return None
+    try:
+        kept = json.loads(read_regular(path, 1 << 20))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(kept, dict) or kept.get("text") != text_id or not isinstance(kept.get("data"), dict):
+        return None
+    data: dict[str, Any] = kept["data"]
+    return data
+
+
+def _parsed_put(vault_dir: Path, text_id: list[object], data: dict[str, Any]) -> None:
+    import contextlib
+    import json
+
+    path = _parsed_path(vault_dir)
+    if path is None:
+        return
+    try:
+        raw = json.dumps({"text": text_id, "data": data})
+    except (TypeError, ValueError):  # a date, a set of non-string keys...: not kept
+        return
+    if repr(json.loads(raw)["data"]) != repr(data):  # an int key, a float key: not the same
+        return
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:  # a private temp file renamed into place; a read-only folder or a full disk: not kept
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(raw.encode("utf-8"))
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
 
 
 def config_problems(root: Path) -> list[ConfigProblem]:

@@ -22,9 +22,13 @@ class GitError(CcmemoryError):
     pass
 
 
-def git(root: Path, *args: str, check: bool = True, timeout: float = 30) -> str:
+def git(
+    root: Path, *args: str, check: bool = True, timeout: float = 30, pass_fds: tuple[int, ...] = ()
+) -> str:
     try:
-        proc = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=timeout)
+        proc = subprocess.run(
+            ["git", *args], cwd=root, capture_output=True, text=True, timeout=timeout, pass_fds=pass_fds
+        )
     except FileNotFoundError:
         raise GitError("git is not installed") from None
     except subprocess.TimeoutExpired:

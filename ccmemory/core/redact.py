@@ -130,19 +130,35 @@ def _src(source: str, flags: int = 0) -> tuple[str, int]:
     return source, flags
 
 
-_COMPILED: list[tuple[str, re.Pattern[str], int]] | None = None
+#: patterns compiled when a text first needs them (by index in _SOURCES): compiling all 39 took
+#: ~10 ms of every hook that redacts, and most texts hold the markers of a few kinds only
+_COMPILED: dict[int, re.Pattern[str]] = {}
 _HARMLESS: re.Pattern[str] | None = None
 _PRIVATE: re.Pattern[str] | None = None
 
 
+def _pattern(index: int) -> re.Pattern[str]:
+    pattern = _COMPILED.get(index)
+    if pattern is None:
+        import re
+
+        _, src, flags, _ = _SOURCES[index]
+        pattern = _COMPILED[index] = re.compile(src, flags)
+    return pattern
+
+
 def _patterns() -> list[tuple[str, re.Pattern[str], int]]:
-    global _COMPILED, _HARMLESS
-    if _COMPILED is None:
+    """Every pattern, compiled: (kind, pattern, group)."""
+    return [(kind, _pattern(i), group) for i, (kind, _, _, group) in enumerate(_SOURCES)]
+
+
+def _harmless() -> re.Pattern[str]:
+    global _HARMLESS
+    if _HARMLESS is None:
         import re
 
         _HARMLESS = re.compile(_HARMLESS_SRC, re.IGNORECASE)
-        _COMPILED = [(kind, re.compile(src, flags), group) for kind, src, flags, group in _SOURCES]
-    return _COMPILED
+    return _HARMLESS
 
 
 _DOTTED: re.Pattern[str] | None = None
@@ -382,19 +398,17 @@ def find_secrets(text: str) -> list[Finding]:
         spans += [Finding("discord_token", m.start(), m.end()) for m in _dotted().finditer(text)]
     if not _maybe_secret(lower):
         return _merge(spans)
-    patterns = _patterns()
-    assert _HARMLESS is not None
     folded = _fold(text)
-    for kind, pattern, group in patterns:
+    for index, (kind, _, _, group) in enumerate(_SOURCES):
         needs = _NEEDS.get(kind)
         if needs is not None and not any(n in folded for n in needs):
             continue  # no match of this pattern can be in the text
-        for m in pattern.finditer(text):
+        for m in _pattern(index).finditer(text):
             start, end = m.span(group)
             if start < 0 or end <= start:
                 continue
             if kind in _VARIABLE_KINDS and (
-                _HARMLESS.match(m.group(group)) or text[end : end + 1] == "("  # a call: code
+                _harmless().match(m.group(group)) or text[end : end + 1] == "("  # a call: code
             ):
                 continue
             spans.append(Finding(kind, start, end))

@@ -15,8 +15,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ccmemory.core.atomic import UMASK, atomic_write
 from ccmemory.core.errors import CcmemoryError
 from ccmemory.core.layout import LOCAL_DIR, VAULT_DIR
@@ -29,7 +27,30 @@ from ccmemory.core.model import (
     validate,
 )
 from ccmemory.core.walk import MAX_FILE_BYTES, Entry, Skipped, UnsafeFile, read_regular, walk
-from ccmemory.core.yamlio import YAMLLimit, dump_yaml, load_yaml  # also the vault's public YAML API
+
+# The vault's public YAML API (ccmemory.core.yamlio), imported when first used: the YAML library
+# costs 11-15 ms, and a hook that only reads the index never parses a memory file.
+
+
+def dump_yaml(meta: dict[str, Any]) -> str:
+    from ccmemory.core import yamlio
+
+    return yamlio.dump_yaml(meta)
+
+
+def load_yaml(src: str) -> Any:
+    from ccmemory.core import yamlio
+
+    return yamlio.load_yaml(src)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "YAMLLimit":
+        from ccmemory.core.yamlio import YAMLLimit
+
+        return YAMLLimit
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 SLUG_MAX = 60
 _WINDOWS_RESERVED = {
@@ -208,6 +229,10 @@ def parse_text(text: str, path: str, *, created_fallback: datetime | None = None
     m = _FM_RE.match(text)
     if not m:
         raise MemoryFileError(path, 1, "no YAML frontmatter (the file must start with a '---' line)")
+    import yaml
+
+    from ccmemory.core.yamlio import YAMLLimit, load_yaml
+
     try:
         meta = load_yaml(m.group(1))
     except YAMLLimit as exc:
@@ -240,6 +265,8 @@ def check_text(text: str) -> list[tuple[int, Problem]]:
     m = _FM_RE.match(text)
     if _CONFLICT_RE.search(text) or not m:
         return []
+    import yaml
+
     try:
         meta = load_yaml(m.group(1))
     except (yaml.YAMLError, ValueError, TypeError, RecursionError, OverflowError, MemoryError):

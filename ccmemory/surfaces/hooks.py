@@ -274,20 +274,20 @@ def session_end(root: str, payload: dict[str, Any]) -> None:
 
 
 def session_start(root: str, payload: dict[str, Any]) -> None:
+    paths = _local(root)
+    early = _context_surely_on(root)
+    if early:  # git starts before the settings' imports and YAML (~30 ms sooner)
+        _prefetch(paths.root)
     from ccmemory.features.capture import jobs
     from ccmemory.features.capture import settings as settings_mod
 
-    paths = _local(root)
     if jobs.pending(paths):  # jobs left by a crashed or killed session
         jobs.spawn_worker(paths)
     settings = settings_mod.load(paths.root)
     if not settings.context_enabled or settings.context_budget_tokens <= 0:
         return
-    from ccmemory.features import recentfiles
-    from ccmemory.features.lifecycle import staleness
-
-    recentfiles.prefetch(paths.root)  # git works while the service is imported and opened
-    staleness.prefetch(paths.root)  # the digest's staleness walk after a new commit, likewise
+    if not early:
+        _prefetch(paths.root)
     from ccmemory.app.service import Service
     from ccmemory.core.redact import redact
     from ccmemory.core.vault import Vault
@@ -330,6 +330,38 @@ def session_start(root: str, payload: dict[str, Any]) -> None:
         },
         fsync=False,
     )
+
+
+def _prefetch(root: Any) -> None:
+    """Start the digest's git work in threads: the recent files and, after a new commit, the
+    staleness walk; it runs while the service is imported and the index queried."""
+    from ccmemory.features import recentfiles
+
+    recentfiles.prefetch(root)  # first: the longer git work, and its module imports little
+    from ccmemory.features.lifecycle import staleness
+
+    staleness.prefetch(root)
+
+
+def _context_surely_on(root: str) -> bool:
+    """Whether the session-start context is on whatever the settings say in detail: neither
+    CCMEMORY_CONTEXT nor CCMEMORY_CONTEXT_BUDGET set and no `context` anywhere in config.yaml (so
+    the defaults hold: on, 600 tokens). Read without YAML (importing it costs ~15 ms), so that the
+    git work can start before the settings are loaded; when this says no, the settings decide
+    and the git work starts after them, only if the context is on."""
+    from ccmemory.core import settings as env_settings
+
+    if env_settings.CONTEXT.is_set() or env_settings.CONTEXT_BUDGET.is_set():
+        return False
+    from ccmemory.core.walk import read_regular
+
+    path = os.path.join(root, ".ccmemory", "config.yaml")
+    if not os.path.lexists(path):
+        return True
+    try:  # never follows a symlink, never blocks on a FIFO (docs/security.md)
+        return b"context" not in read_regular(path, 256 * 1024)
+    except OSError:
+        return False
 
 
 def _recent_sessions(root: str, payload: dict[str, Any], settings: Any) -> str:

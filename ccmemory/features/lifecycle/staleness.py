@@ -27,10 +27,15 @@ from pathlib import Path
 from typing import Any
 
 from ccmemory.core import gitstate
-from ccmemory.core.layout import VAULT_DIR
+from ccmemory.core.layout import LOCAL_DIR, VAULT_DIR
 
 DEFAULT_THRESHOLD = 50
 MAX_PATHSPECS = 5000
+
+_Counts = dict[str, int]
+#: a walk's state: lines and commits per code path over the walk, and per memory path that
+#: memory's (lines, commits) per code path in the commits newer than its last commit
+_Walk = tuple[_Counts, _Counts, dict[str, tuple[_Counts, _Counts]]]
 
 
 @dataclass(frozen=True)
@@ -85,8 +90,11 @@ def _matches(code_path: str, spec: str) -> bool:
     return code_path == spec or code_path.startswith(spec + "/")
 
 
-def _stream_log(root: Path, specs: list[str], want: set[str]) -> Iterator[tuple[str, list[tuple[str, int]]]]:
-    """Yield (commit, [(path, lines)]) newest first (topo order); stops once `want` is all seen."""
+def _stream_log(
+    root: Path, specs: list[str], want: set[str], revs: str = "HEAD"
+) -> Iterator[tuple[str, list[tuple[str, int]]]]:
+    """Yield (commit, [(path, lines)]) of `revs` newest first (topo order); stops once `want` is
+    all seen."""
     proc = subprocess.Popen(
         [
             "git",
@@ -96,7 +104,7 @@ def _stream_log(root: Path, specs: list[str], want: set[str]) -> Iterator[tuple[
             "--numstat",
             "-z",
             "--format=%x01%H",
-            "HEAD",
+            revs,
             "--",
             # only the memories asked about: the whole vault dir made git list every memory
             # file of every commit (10k paths for a 10k vault) just to skip them here
@@ -158,7 +166,7 @@ def compute(
     path = _cache_path(root) if head else None
     early = _take_early(root)
     if path is None:
-        return _compute(root, mems, specs, threshold)
+        return _compute(root, mems, specs, threshold)[0]
     key = _cache_key(head, threshold, mems)
     entries = _cache_read(path)
     cached = _cache_get(entries, key)
@@ -168,16 +176,35 @@ def compute(
         got = early() if early is not None else None
     except Exception:  # the early walk failed: walk here
         got = None
-    result = got[1] if got is not None and got[0] == key else _compute(root, mems, specs, threshold)
-    _cache_put(path, entries, key, result, (threshold, mems))
+    if got is not None and got[0] == key:
+        result, walk = got[1], got[2]
+    else:
+        result, walk = _compute(root, mems, specs, threshold, head, entries[0] if entries else None)
+    _cache_put(path, entries, key, result, (threshold, mems, head, walk))
     return result
 
 
-def _compute(root: Path, mems: list[MemoryFiles], specs: list[str], threshold: int) -> dict[str, Staleness]:
-    after, frozen = _changes_after(root, specs, {m.path for m in mems}, threshold)
-    existing = _existing(root, specs)
+def _compute(
+    root: Path,
+    mems: list[MemoryFiles],
+    specs: list[str],
+    threshold: int,
+    head: str = "",
+    base: object = None,
+) -> tuple[dict[str, Staleness], _Walk]:
+    """The answer, and the walk's state (kept for the next HEAD: :func:`_since`). `base`: the
+    newest stored entry; when it holds the walk of the same question at an ancestor of `head`
+    reached by single-parent commits, only those commits are read."""
+    walk = _since(root, mems, specs, threshold, head, base) if head and base else None
+    if walk is None:
+        walk = _changes_after(root, specs, {m.path for m in mems}, threshold, head or "HEAD")
+    frozen = walk[2]
+    existing = _existing(root, specs, head or "HEAD")
     # which changed code paths each distinct spec covers, and whether it still exists (once each)
-    spec_paths = {spec: [p for p in after if _matches(p, spec)] for spec in specs}
+    # every memory's counts list the code paths in the order the walk met them (each is the walk's
+    # running total at that memory's last commit): their union in that order stands for the walk
+    seen = dict.fromkeys(p for lines, _ in frozen.values() for p in lines)
+    spec_paths = {spec: [p for p in seen if _matches(p, spec)] for spec in specs}
     spec_exists = {spec: any(_matches(p, spec) for p in existing) for spec in specs}
     result: dict[str, Staleness] = {}
     for m in mems:
@@ -186,7 +213,7 @@ def _compute(root: Path, mems: list[MemoryFiles], specs: list[str], threshold: i
         st = _staleness(m, *frozen[m.path], spec_paths, spec_exists)
         if st.missing or st.lines >= threshold:
             result[m.id] = st
-    return result
+    return result, walk
 
 
 # --- answers kept per HEAD commit ---------------------------------------------------------------
@@ -211,8 +238,6 @@ def _cache_key(head: str, threshold: int, mems: list[MemoryFiles]) -> str:
 def _cache_path(root: Path) -> Path | None:
     """The cache file, or None when `local/` is missing or not a real folder (never followed)."""
     import os
-
-    from ccmemory.core.layout import LOCAL_DIR
 
     local = root / VAULT_DIR / LOCAL_DIR
     if os.path.islink(local) or not local.is_dir():
@@ -247,16 +272,17 @@ def _cache_put(
     entries: list[Any],
     key: str,
     result: dict[str, Staleness],
-    asked: tuple[int, list[MemoryFiles]],
+    asked: tuple[int, list[MemoryFiles], str, _Walk],
 ) -> None:
     """Put the answer first in the list read before the walk (the file is read once), with what
-    was asked (threshold, memories) for :func:`prefetch`; older entries keep their answers only."""
+    was asked (threshold, memories) for :func:`prefetch` and the walk's state at that HEAD for
+    :func:`_since`; older entries keep their answers only."""
     import contextlib
     import json
     import os
     from dataclasses import asdict
 
-    threshold, mems = asked
+    threshold, mems, head, walk = asked
     older = [
         {"key": e["key"], "stale": e.get("stale")}
         for e in entries
@@ -266,8 +292,13 @@ def _cache_put(
         "key": key,
         "stale": [asdict(st) for st in result.values()],
         "threshold": threshold,
-        "mems": [[m.id, m.path, list(m.files)] for m in mems],
+        "mems": _asked(mems),
     }
+    frozen = walk[2]
+    state = {"frozen": {p: [ln, c] for p, (ln, c) in frozen.items()}}
+    if sum(len(ln) + len(c) for ln, c in frozen.values()) <= _WALK_MAX_PATHS:
+        # else too big to keep: the next HEAD walks in full
+        newest.update(head=head, walk=state, folder=_folder_id(path.parent))
     entries = [newest, *older][:CACHE_ENTRIES]
     # a private temp file renamed into place (readers see the old or the new list); no fsync: a
     # cache lost in a crash costs one walk
@@ -289,7 +320,7 @@ def _cache_put(
 # the memories of the newest stored answer (a digest's memories change rarely between sessions):
 # git runs while Python imports. `compute` takes that result only when its own key (HEAD,
 # threshold, the same memories) is the one the thread walked for; otherwise it walks itself.
-_EARLY: dict[str, Callable[[], tuple[str, dict[str, Staleness]] | None]] = {}
+_EARLY: dict[str, Callable[[], tuple[str, dict[str, Staleness], _Walk] | None]] = {}
 _EARLY_LOCK = threading.Lock()
 
 
@@ -305,16 +336,16 @@ def prefetch(root: Path) -> None:
         _EARLY[os.path.realpath(root)] = waiter
 
 
-def _take_early(root: Path) -> Callable[[], tuple[str, dict[str, Staleness]] | None] | None:
+def _take_early(root: Path) -> Callable[[], tuple[str, dict[str, Staleness], _Walk] | None] | None:
     import os
 
     with _EARLY_LOCK:
         return _EARLY.pop(os.path.realpath(root), None)
 
 
-def _early_walk(root: Path) -> tuple[str, dict[str, Staleness]] | None:
-    """(key, answer) for the newest stored memories at the current HEAD; None when that answer
-    is already stored or nothing was stored."""
+def _early_walk(root: Path) -> tuple[str, dict[str, Staleness], _Walk] | None:
+    """(key, answer, walk) for the newest stored memories at the current HEAD; None when that
+    answer is already stored or nothing was stored."""
     path = _cache_path(root)
     if path is None or not gitstate.is_repo(root):
         return None
@@ -331,10 +362,95 @@ def _early_walk(root: Path) -> tuple[str, dict[str, Staleness]] | None:
     key = _cache_key(head, threshold, mems)
     if _cache_get(entries, key) is not None:
         return None
-    return key, _compute(root, mems, specs, threshold)
+    return key, *_compute(root, mems, specs, threshold, head, newest)
 
 
-_Counts = dict[str, int]
+# --- the walk from the previous HEAD ----------------------------------------------------------------
+# When HEAD moved from H0 to H1 by commits that each have one parent (a commit, a fast-forward
+# of a straight line), `git log --topo-order H1` is those commits, newest first, then exactly
+# `git log --topo-order H0` (topological order puts no parent before its children and the line
+# leads into H0 alone; which commits a pathspec shows depends on each commit and its parents
+# only). What an answer is made of, each memory's (lines, commits) per code path in the commits
+# after its last one, adds up along the walk: a memory the new commits touch gets the counts of
+# the newer of them, any other keeps its H0 counts plus everything the new commits changed (keys
+# in a full walk's order). So the counts kept with H0's answer and a walk of the new commits give
+# H1's exactly. A merge, a rebase, another branch, a different question: the full walk.
+_WALK_MAX_PATHS = 20_000  # code paths kept with an answer (beyond that: walk in full next time)
+_LINE_MAX = 1000  # new commits read this way (beyond that: walk in full)
+
+
+def _asked(mems: list[MemoryFiles]) -> list[list[object]]:
+    return [[m.id, m.path, list(m.files)] for m in mems]
+
+
+def _since(
+    root: Path, mems: list[MemoryFiles], specs: list[str], threshold: int, head: str, base: object
+) -> _Walk | None:
+    """The walk at `head` from the state stored in `base` (see above), or None to walk in full."""
+    if not isinstance(base, dict) or base.get("threshold") != threshold or base.get("mems") != _asked(mems):
+        return None
+    old, state = base.get("head"), base.get("walk")
+    if not isinstance(old, str) or not isinstance(state, dict) or old == head:
+        return None
+    here = _folder_id(root / VAULT_DIR / LOCAL_DIR)
+    if here is None or base.get("folder") != here:
+        return None  # counts written in another folder (a copy that came with a checkout): not used
+    if not _one_line(root, old, head):
+        return None
+    try:
+        frozen0 = {str(p): (_counts(v[0]), _counts(v[1])) for p, v in state["frozen"].items()}
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError):
+        return None
+    want = {m.path for m in mems}
+    after, commits, frozen = _changes_after(root, specs, want, threshold, f"{old}..{head}")
+    for path, (lines, counts) in frozen0.items():
+        if path in want and path not in frozen:  # last committed before `old`
+            frozen[path] = (_plus(after, lines), _plus(commits, counts))
+    return after, commits, frozen  # the totals are the new commits' only: :func:`_compute` needs none
+
+
+def _folder_id(folder: Path) -> list[int] | None:
+    """The local folder's device and inode: counts are used only in the folder that wrote them."""
+    import os
+
+    try:
+        st = os.lstat(folder)
+    except OSError:
+        return None
+    return [st.st_dev, st.st_ino]
+
+
+def _one_line(root: Path, old: str, head: str) -> bool:
+    """Whether `head` descends from `old` through commits with one parent each (at most _LINE_MAX)."""
+    try:
+        out = gitstate.git(
+            root, "rev-list", "--parents", f"--max-count={_LINE_MAX + 1}", f"{old}..{head}", "--", check=False
+        )
+    except gitstate.GitError:
+        return False
+    rows = [line.split() for line in out.splitlines()]
+    if not rows or len(rows) > _LINE_MAX:
+        return False
+    expect = head
+    for row in rows:
+        if len(row) != 2 or row[0] != expect:
+            return False
+        expect = row[1]
+    return expect == old
+
+
+def _counts(raw: object) -> _Counts:
+    if not isinstance(raw, dict):
+        raise TypeError("not a mapping")
+    return {str(k): int(v) for k, v in raw.items()}
+
+
+def _plus(first: _Counts, then: _Counts) -> _Counts:
+    """`first` with `then` added, keys in the order a walk meets them (first's, then the new)."""
+    out = dict(first)
+    for key, n in then.items():
+        out[key] = out.get(key, 0) + n
+    return out
 
 
 def _cleaned(mems: list[MemoryFiles]) -> list[MemoryFiles]:
@@ -343,16 +459,14 @@ def _cleaned(mems: list[MemoryFiles]) -> list[MemoryFiles]:
     return [m for m in cleaned if m.files]
 
 
-def _changes_after(
-    root: Path, specs: list[str], want: set[str], threshold: int
-) -> tuple[_Counts, dict[str, tuple[_Counts, _Counts]]]:
-    """(lines per code path over the whole walk, memory path -> (lines, commits) per code path in
-    commits newer than that memory's last commit)."""
+def _changes_after(root: Path, specs: list[str], want: set[str], threshold: int, revs: str = "HEAD") -> _Walk:
+    """(lines and commits per code path over the whole walk, memory path -> (lines, commits) per
+    code path in commits newer than that memory's last commit)."""
     # commits after each memory's last commit: accumulate per code path while walking newest-first
     after: _Counts = {}  # code path -> lines in commits newer than the current position
     commits_after: _Counts = {}
     frozen: dict[str, tuple[_Counts, _Counts]] = {}  # memory path -> snapshot
-    for _commit, entries in _stream_log(root, specs, want):
+    for _commit, entries in _stream_log(root, specs, want, revs):
         code = [(p, n) for p, n in entries if not p.startswith(VAULT_DIR + "/")]
         mem_paths = [p for p, _ in entries if p in want and p not in frozen]
         for p in mem_paths:  # the memory's last commit: changes seen so far came after it
@@ -360,13 +474,13 @@ def _changes_after(
         for p, n in code:
             after[p] = after.get(p, 0) + (threshold if n < 0 else n)
             commits_after[p] = commits_after.get(p, 0) + 1
-    return after, frozen
+    return after, commits_after, frozen
 
 
-def _existing(root: Path, specs: list[str]) -> set[str]:
-    """The paths under `specs` that exist at HEAD (empty when git cannot tell)."""
+def _existing(root: Path, specs: list[str], rev: str = "HEAD") -> set[str]:
+    """The paths under `specs` that exist at `rev` (empty when git cannot tell)."""
     try:
-        out = gitstate.git(root, "ls-tree", "-r", "-z", "--name-only", "HEAD", "--", *specs, check=False)
+        out = gitstate.git(root, "ls-tree", "-r", "-z", "--name-only", rev, "--", *specs, check=False)
         return {p for p in out.split("\0") if p}
     except gitstate.GitError:
         return set()
