@@ -13,9 +13,9 @@ rejected always goes to `wrong_belief`:
   "your Y…, they should be X", "replace Y with X" (only about the assistant's work: you / your)
 - after "no," / "nope" / "wrong" / "actually" / "you're mixing them up": a bare "… X, not Y"
 
-Anything unsure writes nothing: questions (sentence by sentence), hedges ("maybe", "I wonder", "what if"), conditionals,
-reported speech ("the logs say"), narration of the past ("we tried", "used to"; both only before a
-reason clause such as "; it leaked last time"), "not only / not
+Anything unsure writes nothing: questions (sentence by sentence), hedges ("maybe", "I wonder",
+"what if"), conditionals, reported speech ("the logs say"), narration of the past ("we tried",
+"used to"; both only before a reason clause such as "; it leaked last time"), "not only / not
 just", lines that look like code, fenced code blocks, and a "use X instead of Y" whose own verb is
 negated ("don't use X instead of Y" has the sides the other way round) or said of something else
 ("the tests use X instead of Y"), and new work specified ("scaffold a screen; use X instead of Y").
