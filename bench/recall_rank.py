@@ -3,7 +3,7 @@
     .venv/bin/python bench/recall_rank.py                       # tuning split (T) of the tuning sets
     .venv/bin/python bench/recall_rank.py --set recall-harbor   # one set
     .venv/bin/python bench/recall_rank.py --set recall-wren --split H   # a tuning set whose lines are all H
-    .venv/bin/python bench/recall_rank.py --set recall-wasp --split H --heldout   # held out: the lead, once
+    .venv/bin/python bench/recall_rank.py --set recall-xeme --split H --heldout   # held out: the lead, once
 
 Sets: ``main`` (Ledgerly, ``queries.txt``), ``tuning2`` (Quillpad) and the recall dev sets
 (``recall-harbor``: ``recall.txt``, lines ``split | kind | targets | payload``; the ``task`` and
@@ -13,7 +13,7 @@ SQLite index of the set's memory files.
 
 Held-out data is refused unless ``--heldout`` is given: the set held out as a whole (``blind``),
 and the split ``H`` of any set but harbor and those that became tuning data as a whole after their
-held-out run (:data:`TUNING_WHOLE`; their every line is split H). A new recall set (``recall-wasp``)
+held-out run (:data:`TUNING_WHOLE`; their every line is split H). A new recall set (``recall-xeme``)
 is held out until it is listed there. Tuning runs must never pass it.
 
 The index and its vectors are kept between runs under ``--cache`` (default
@@ -68,6 +68,7 @@ TUNING_WHOLE = (
     "recall-robin",
     "recall-swift",
     "recall-vole",
+    "recall-wasp",
 )
 TUNING_SETS = ("main", "tuning2", "recall-harbor")
 QUERY_KINDS = ("task", "question")  # the recall.txt lines that are search queries
