@@ -184,6 +184,17 @@ def main() -> int:
         'two filters were then added for what it exposed (reported speech "claims", the hedge '
         '"I\'d"), so the probes row above is no longer held out.',
         "",
+        "`blind-2` (tests/data/capture_corpus_blind2.md: 120 prompts, 55 corrections and 65 that are "
+        "not, written on 2026-11-26 by another author who read none of the capture code or corpora) "
+        "was run once on the code before that day's seventh session (b450ee5): written 21, right 17, "
+        "precision 0.810, recall 0.309; and once on d502701 (a first round of rules written on the "
+        "probes): written 27, right 21, precision 0.778, recall 0.382. Those two runs are the blind "
+        "estimate. The rules of cf5c7c9 (corrections that name the assistant's own work, a bare "
+        '"… X, not Y" after a line that says something is wrong, questions dropped sentence by '
+        "sentence, new work and third-person statements refused) were then written on its misses, so "
+        "its row above is in sample. prob-007 ('Instead of copying the file, symlink it.') is refused "
+        "since then: blind-2 labels such plans for the task at hand as not corrections.",
+        "",
         *(notes or ["No false positive, inversion or miss."]),
         "",
     ]
