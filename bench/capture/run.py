@@ -195,6 +195,12 @@ def main() -> int:
         "its row above is in sample. prob-007 ('Instead of copying the file, symlink it.') is refused "
         "since then: blind-2 labels such plans for the task at hand as not corrections.",
         "",
+        "`blind-3` (tests/data/capture_corpus_blind3.md: 120 prompts, 55 corrections and 65 that are "
+        "not, written the same day by a third author, blind too) is the test of those rules, run once "
+        "per code: before the session (b450ee5) written 23, right 22, precision 0.957, recall 0.400; "
+        "with the rules of cf5c7c9 (at daef452) written 36, right 36, precision 1.000, recall 0.655, "
+        "no inversion. Its row above is that run; nothing was changed after it.",
+        "",
         *(notes or ["No false positive, inversion or miss."]),
         "",
     ]
