@@ -80,6 +80,22 @@ def _written(text: str) -> list[tuple[str, str]]:
         ("the cache TTL you set is wrong, change it to 300", "300", "the cache TTL you set"),
         ("we don't use moment here, this codebase uses date-fns", "date-fns", "moment"),
         ("its not `recieve`, its `receive`", "`receive`", "`recieve`"),
+        (
+            "hmm no, the API port is 8443, you put 8080 in the compose file",
+            "8443",
+            "8080 in the compose file",
+        ),
+        (
+            "No, the flag is `dark_mode_v2`, `dark_mode` was renamed last spring",
+            "`dark_mode_v2`",
+            "`dark_mode`",
+        ),
+        ("the job timeout is 900 seconds, you keep writing 90", "900 seconds", "90"),
+        ("Poetry, not pip. the lock file says so", "Poetry", "pip"),
+        ("ruby 3.3 not 3.1, the image was bumped", "ruby 3.3", "3.1"),
+        ("not Postgres — the integration tests run against cockroach", "cockroach", "Postgres"),
+        ("you put the hook in src/utils but it belongs in src/hooks", "src/hooks", "the hook in src/utils"),
+        ("nah the board is the rev C, not the rev B", "the rev C", "the rev B"),
     ],
 )
 def test_corrections_said_many_ways_are_written(text: str, right: str, wrong: str) -> None:
@@ -104,6 +120,12 @@ def test_corrections_said_many_ways_are_written(text: str, right: str, wrong: st
         "The service uses Redis instead of Memcached for sessions.",
         "Build a CLI. Use click instead of argparse.",
         "rather than fixing the flaky test now, open an issue",
+        "python is great, 2.7 is gone thankfully",
+        "staging is green, prod is the legacy cluster",
+        "the build is fine, you set it up well",
+        "don't add black to pre-commit, black is gone",
+        "Could we not use globals here",
+        "Fast, not perfect.",
     ],
 )
 def test_what_only_looks_like_a_correction_writes_nothing(text: str) -> None:

@@ -11,6 +11,10 @@ rejected always goes to `wrong_belief`:
 - "it's / should be / we use / is called X, not Y" -> right X, wrong Y
 - "you called it Y — the convention here is X", "it's X, you wrote Y", "Y is wrong, change it to X",
   "your Y…, they should be X", "replace Y with X" (only about the assistant's work: you / your)
+- "the region is X, you put Y", "the endpoint is X, Y is deprecated / was renamed" (the second
+  after "no," / "actually" or when X is a version, an identifier or a path)
+- "Gradle, not maven. …" / "python 3.12 not 3.10, …" opening the line (one word each side, or a
+  version, an identifier or a path)
 - after "no," / "nope" / "wrong" / "actually" / "you're mixing them up": a bare "… X, not Y"
 
 Anything unsure writes nothing: questions (sentence by sentence), hedges ("maybe", "I wonder",
@@ -65,7 +69,7 @@ _NEG = r"(?:don'?t|do\s+not|never|please\s+don'?t|stop\s+using|avoid(?:\s+using)
 _USE = r"(?:(?:please\s+|just\s+|always\s+)?(?:use|prefer|go\s+with|switch\s+to|we\s+use|we\s+prefer))"
 _YOU = r"(?:you\s+(?:used|wrote|returned|imported|added|called|picked|chose|put|created|made))"
 _IS = (
-    r"(?:it'?s|it\s+is|that'?s|should\s+be|must\s+be|is\s+called|are\s+called|lives\s+in|live\s+in|"
+    r"(?:it'?s|its|it\s+is|that'?s|should\s+be|must\s+be|is\s+called|are\s+called|lives\s+in|live\s+in|"
     r"goes\s+in|go\s+in|lives?\s+(?:under|at)|we\s+use|we\s+deploy\s+(?:with|to|on)|we\s+run|use|is|are|"
     r"(?:we'?re|we\s+are)\s+(?:on|using)|uses|(?<!that\s)(?<!which\s)(?<!to\s)runs?\s+(?:on|at|in|every))"
 )
@@ -85,22 +89,31 @@ _P_NEG_THEN_IS = re.compile(
 # after "no" / "nope" / "wrong" / "actually" only, a bare "X, not Y" of short sides ("nope, python
 # 3.12 not 3.11"); without that lead it is too often a description ("fast, not perfect")
 _P_BARE_NOT = re.compile(r"(?i)^(?P<right>[^,;]+?),?\s+not\s+(?P<wrong>[^,;]+?)[.!]*$")
+_P_OPENS_NOT = re.compile(  # a dot inside a word ("3.12") is not a sentence's end
+    r"(?i)^(?P<right>(?:[^,;.]|\.(?=\S))+?),?\s+not\s+(?P<wrong>(?:[^,;.]|\.(?=\S))+?)"
+    r"\s*(?:[,;!]|\.(?=\s|$)|\s[—–-]\s|$)"
+)
 _CORRECTING = re.compile(
     r"(?i)\b(?:no+|nope|nah|wrong|actually|incorrect)\b\s*[,.:;!—–-]"
 )  # "no worries" is not
 # "it's X" / "this service is X" / "the default branch is X", after the rejected side
-_THIS_IS = r"(?:it'?s|its|it\s+is|(?:this|the|our)\s+(?:[\w`'-]+\s+){0,3}?(?:is|are|uses))"
+_THIS_IS = (
+    r"(?:it'?s|its|it\s+is|(?:this|the|our)\s+(?:[\w`'-]+\s+){0,3}?"
+    r"(?:is|are|uses|use|runs?\s+(?:on|against)|belongs?\s+in))"
+)
 _P_NOT_THEN_USE = re.compile(rf"(?i)^not\s+(?P<wrong>[^,;.—–]+?){_SEP}(?:{_USE}|{_THIS_IS})\s+(?P<right>.+)$")
 # the assistant's own work named, then what is right: "you called it `OrderSvc` — the convention
 # here is `OrderService`", "you imported moment again. moment was dropped, we use date-fns"
 _YOU_DID = (
+    r"(?:you'?re\s+(?:calling|using|importing)|you\s+keep\s+(?:using|writing|calling)|"
     r"you\s+(?:just\s+)?(?:used|wrote|returned|imported|added|called\s+it|named\s+it|called|picked|chose|put|created|made|set|"
-    r"assumed|connected\s+to|pinned|named|typed|hard-?coded|installed)"
+    r"assumed|connected\s+to|pinned|named|typed|hard-?coded|installed|opened|targeted|pointed|configured))"
 )
 _RIGHT_HEAD = (
     r"(?:it\s+should\s+be|should\s+be|they\s+should\s+be|it'?s|its|it\s+is|(?:here\s+)?we\s+use|"
     r"this\s+(?:codebase|repo|project|app|service)\s+uses|ours\s+(?:go|goes|live|lives)\s+in|"
-    r"(?:the\s+)?(?:[\w-]+\s+){0,3}?(?:here\s+)?(?:is|are|uses|runs\s+on|listens\s+on|goes\s+in|lives\s+in))"
+    r"(?:the\s+)?(?:[\w-]+\s+){0,3}?(?:here\s+)?(?:is\s+called|is|are|uses|runs\s+on|listens\s+on|goes\s+in|"
+    r"lives\s+in|belongs\s+in))"
 )
 _P_YOU_THEN = re.compile(
     rf"(?i)\b{_YOU_DID}\s+(?P<wrong>[^,;.—–]+?)(?:\s+again)?\s*(?:[,;]|\.\s|\s[—–-]+\s|\s+but\s+)\s*"
@@ -110,6 +123,16 @@ _P_YOU_THEN = re.compile(
 _P_IS_YOU_WROTE = re.compile(
     r"(?i)(?:it'?s|its|it\s+is|it\s+should\s+be|should\s+be)\s+(?P<right>[^,;—–]+?)\s*[,;—–]\s*(?:but\s+|not\s+)?"
     r"you\s+(?:wrote|used|put|typed|had|set|called\s+it)\s+(?P<wrong>.+)$"
+)
+# "the bucket region is eu-west-1, you put us-east-1 in the terraform": R is the clause's last words
+_P_THEN_YOU_DID = re.compile(
+    r"(?i)^(?P<pre>[^,;—–]+?)\s*[,;—–]\s*(?:but\s+)?(?:you\s+(?:set|put|wrote|used|typed|had|picked|chose|gave)|"
+    r"you\s+keep\s+(?:writing|using|putting))\s+(?P<wrong>.+)$"
+)
+# "the endpoint is R, W is deprecated / was renamed / is the legacy one"
+_P_THEN_OLD = re.compile(
+    r"(?i)^(?P<pre>[^,;—–]+?)\s*[,;—–]\s*(?P<wrong>[^,;—–]+?)\s+(?:is|was|were|are|got)\s+(?:the\s+)?"
+    r"(?:deprecated|legacy|gone|dropped|removed|renamed|retired|obsolete|what\s+the\s+old|the\s+old)\b"
 )
 # "Y is wrong, it's / change it to X"
 _P_WRONG_THEN = re.compile(
@@ -124,9 +147,11 @@ _P_YOURS_SHOULD = re.compile(
 # "replace Y with X" / "swap Y for X": a correction only about the assistant's own work
 _P_REPLACE = re.compile(r"(?i)\b(?:replace|swap)\s+(?P<wrong>.+?)\s+(?:with|for)\s+(?P<right>.+)$")
 _YOURS = re.compile(r"(?i)\byou(?:r|'ve|'re)?\b")
+_STATES = re.compile(r"(?i)\b(?:is|are|uses|it'?s|its|should\s+be|expires?|runs?\s+on)\b")
+_TECHNICAL = re.compile(r"[0-9`]|\w[./_-]\w")  # a version, an identifier, a path
 # "no," / "wrong" / "actually" / "you're mixing them up": the line says something is wrong
 _STRONG = re.compile(
-    r"(?i)(?:^|[\s,.:;—–-])(?:no|nope|nah)\s*[,.:;!—–-]|\b(?:wrong|incorrect|actually|"
+    r"(?i)^\W*(?:nope|nah)\b|(?:^|[\s,.:;—–-])(?:no|nope|nah)\s*[,.:;!—–-]|\b(?:wrong|incorrect|actually|"
     r"mix(?:ed|ing)\s+(?:them|it|these|those)\s+up)\b"
 )
 # after such a line, any "… R, not W": R is the clause's last words ("the gps module talks at 115200")
@@ -153,7 +178,7 @@ _P_IS_NOT = re.compile(
     rf"(?i)(?P<head>^|.*?\b{_IS})\s+(?P<right>[^,;]+?)(?P<comma>\s*,)?\s+not\s+(?P<wrong>.+)$"
 )
 _NOT_A_SIDE = re.compile(
-    r"(?i)^(?:what|that|this|it|so|too|very|quite|yet|now|bad|sure|really|always|working|running|not|no|even|let'?s|i|we|you|they|today|tomorrow|tonight|later|soon|"
+    r"(?i)^(?:what|that|this|it|so|too|very|quite|yet|now|bad|sure|really|always|working|running|not|no|even|let'?s|i|we|you|they|is|are|was|were|today|tomorrow|tonight|later|soon|"
     r"passing|enough|right|correct|good|fine|great|nice|perfect|better|worse|broken|wrong|done|ok|okay|"
     r"up|down|live|back|gone|ready|merged|"
     r"the\s+point|a\s+problem|the\s+default)\b"
@@ -208,6 +233,8 @@ def find(prompt: str) -> Found | None:
             and lead.group().rstrip()[-1:] in ",.:;!—–-"
         ):
             got = _bare(body.strip())
+        elif got is None and not lead:
+            got = _bare_technical(body.strip())
         if got is not None:
             right, wrong, title = got
             if _ok(right) and _ok(wrong) and right.casefold() != wrong.casefold():
@@ -246,9 +273,8 @@ def _not_but(m: Match, sentence: str) -> Result | None:
 
 
 def _is_not_applies(m: Match, sentence: str) -> bool:
-    return bool(m["comma"] or len(m["right"].split()) == 1) and not re.search(
-        rf"(?i)\b{_NEG}\b", m["head"] or ""
-    )
+    short = len(m["right"].split()) == 1 or (len(m["right"].split()) <= 3 and _TECHNICAL.search(m["right"]))
+    return bool(m["comma"] or short) and not re.search(rf"(?i)\b{_NEG}\b", m["head"] or "")
 
 
 def _is_not(m: Match, sentence: str) -> Result | None:
@@ -294,6 +320,9 @@ def _match(body: str, line: str) -> Result | None:
             m = pattern.search(sentence)
             if m and applies(m, sentence):
                 return says(m, sentence)
+    named = _named_after(body, line)
+    if named is not None:
+        return named
     return _any_not(body) if _STRONG.search(line) else None
 
 
@@ -313,6 +342,29 @@ def _yours(body: str, line: str) -> Result | None:
     return right, wrong, f"{right}, not {wrong}"
 
 
+def _named_after(body: str, line: str) -> Result | None:
+    """ "R-clause, you put W" / "R-clause, W is deprecated": the rejected side named after the
+    clause that states the right one (its last words); the second only when the line says
+    something is wrong or R is a version, an identifier or a path ("staging is green, prod is
+    the legacy cluster" is a description)."""
+    for sentence in _sentences(body):
+        you = _P_THEN_YOU_DID.search(sentence)
+        m = you or _P_THEN_OLD.search(sentence)
+        if m is None:
+            continue
+        last = m["pre"].split()[-1]
+        if _NEGATED.search(m["pre"]) or not _STATES.search(m["pre"]) or _NOT_A_SIDE.match(last):
+            return None  # "don't add black, black is gone", "the build is fine, you set it up"
+        if not (you or _STRONG.search(line) or _TECHNICAL.search(last)):
+            return None  # "python is great, 2.7 is gone": nothing says the assistant was wrong
+        clause = m["pre"].strip()
+        stated = _STATES.split(clause)[-1].strip()  # what the clause says it is
+        right = stated if 0 < len(stated.split()) <= 4 else " ".join(clause.split()[-3:])
+        wrong = _side(m["wrong"])
+        return right, wrong, f"{clause[:1].upper()}{clause[1:]}, not {wrong}"
+    return None
+
+
 def _any_not(body: str) -> Result | None:
     for sentence in _sentences(body):
         m = _P_ANY_NOT.search(sentence)
@@ -327,6 +379,19 @@ def _bare(body: str) -> Result | None:
     """ "X, not Y" as the whole first sentence, each side at most three words."""
     m = _P_BARE_NOT.match(_sentences(body)[0]) if body else None
     if m is None or len(m["right"].split()) > 3 or len(m["wrong"].split()) > 3:
+        return None
+    return _not_but(m, body)
+
+
+def _bare_technical(body: str) -> Result | None:
+    """ "Gradle, not maven. …" / "python 3.12 not 3.10, …" opening the line with no lead: short
+    sides, one word each or one of them a version, an identifier or a path ("could we not use
+    globals" is a question, "fast, not perfect" a description)."""
+    m = _P_OPENS_NOT.match(body)
+    if m is None or len(m["right"].split()) > 3 or len(m["wrong"].split()) > 3:
+        return None
+    single = len(m["right"].split()) == 1 and len(m["wrong"].split()) == 1
+    if not (single or _TECHNICAL.search(m["right"]) or _TECHNICAL.search(m["wrong"])):
         return None
     return _not_but(m, body)
 
