@@ -200,7 +200,7 @@ def main() -> int:
         "per code: before the session (b450ee5) written 23, right 22, precision 0.957, recall 0.400; "
         "with the rules of cf5c7c9 (at daef452) written 36, right 36, precision 1.000, recall 0.655, "
         "no inversion. That run is the blind estimate of those rules. A second round of rules was then "
-        "written on its misses (\"the region is X, you put Y\", \"the endpoint is X, Y is "
+        'written on its misses ("the region is X, you put Y", "the endpoint is X, Y is '
         'deprecated", "Gradle, not maven." opening a line, "you put Y but it belongs in X", "its" for '
         '"it\'s"), so both blind rows above are in sample now; no blind figure exists for that round. '
         "prob-021 ('`git rebase`, not `git merge`, for feature branches.', labelled not a correction "
