@@ -130,3 +130,16 @@ def test_corrections_said_many_ways_are_written(text: str, right: str, wrong: st
 )
 def test_what_only_looks_like_a_correction_writes_nothing(text: str) -> None:
     assert _written(text) == []
+
+
+def test_a_long_paste_is_not_read_through() -> None:
+    """Prose pasted into a prompt is not a correction stated unmistakably, and some patterns cost
+    time that grows faster than the line (a 2,000-character line took seconds before): lines over
+    MAX_LINE characters are skipped, and no more than MAX_LINES lines are looked at."""
+    from ccmemory.features.capture.corrections import MAX_LINE, MAX_LINES, find
+
+    correction = "no, the port is 8443, not 8080"
+    assert find(correction) is not None
+    assert find(correction + " " + "and the value is big " * (MAX_LINE // 20)) is None
+    assert find("\n".join(["the build passed"] * MAX_LINES + [correction])) is None
+    assert find("\n".join(["the build passed"] * (MAX_LINES - 1) + [correction])) is not None

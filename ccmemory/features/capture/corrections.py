@@ -206,13 +206,24 @@ def _ok(side: str) -> bool:
     return 0 < len(words) <= 8 and not _NOT_A_SIDE.match(side) and side.lower() not in ("it", "that")
 
 
+#: a longer line is pasted text, not a correction stated unmistakably (the longest in the labelled
+#: sets is 136 characters); and some patterns here cost time that grows faster than the line
+#: (a 2,000-character line of prose took seconds)
+MAX_LINE = 300
+#: lines of one prompt looked at (a pasted document is not read through: ~30 ms a line at worst)
+MAX_LINES = 40
+
+
 def _clauses(prompt: str) -> list[str]:
     text = _FENCE.sub("\n", prompt)
     out: list[str] = []
     for line in text.splitlines():
-        if not line.strip() or _CODE_LINE.search(line):
+        line = " ".join(line.split())
+        if not line or len(line) > MAX_LINE or _CODE_LINE.search(line):
             continue
-        out.append(" ".join(line.split()))
+        out.append(line)
+        if len(out) == MAX_LINES:
+            break
     return out
 
 
