@@ -131,3 +131,24 @@ def test_a_failing_count_of_invalid_files_never_fails_the_search(
     monkeypatch.setattr(svc.index, "invalid_files", down)
     resp = svc.search("postgres jobs", mode="text")
     assert [h.memory.title for h in resp.hits] == ["Use Postgres for jobs"] and resp.notices == []
+
+
+def test_prompt_recall_does_not_count_invalid_files(svc: Service, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The notice is for callers that show it (CLI, MCP, dashboard): prompt recall in the warm
+    process shows no notice, so it does not ask the index for the invalid files."""
+    from ccmemory.features.recall import warm
+
+    _write(svc, "Postgres jobs run the nightly invoice export", topics=["db"])
+    svc.reindex()
+    asked: list[int] = []
+    real = svc.index.invalid_files
+
+    def counting(project: str, limit: int) -> tuple[int, list[str]]:
+        asked.append(limit)
+        return real(project, limit)
+
+    monkeypatch.setattr(svc.index, "invalid_files", counting)
+    warm.answer(svc, {"op": "prompt", "text": "speed up the nightly invoice export job", "limit": 3})
+    assert asked == []
+    svc.search("nightly invoice export", mode="text")
+    assert asked == [3]

@@ -352,10 +352,12 @@ class Service:
         expand: bool = True,
         recipe: FusionRecipe | None = None,
         groups: Sequence[Sequence[str]] | None = None,
+        unindexed_notice: bool = True,
     ) -> SearchResponse:
         """The search (``ccmemory.retrieval.search.search``) with this service's embedder, its
         missing vectors filled first; ``recipe`` None is the default fusion; ``groups`` as
-        `Index.text_search`'s."""
+        `Index.text_search`'s. ``unindexed_notice`` False: a caller that shows no notices (prompt
+        recall, the site's related lists) does not pay the count of invalid files."""
         from ccmemory.retrieval.search import search
 
         f = filters or self.filters()
@@ -381,7 +383,14 @@ class Service:
         built = 0 if resp.hits else self._build_if_never_indexed()
         if built:
             resp = self.search(
-                query, filters, limit=limit, mode=mode, expand=expand, recipe=recipe, groups=groups
+                query,
+                filters,
+                limit=limit,
+                mode=mode,
+                expand=expand,
+                recipe=recipe,
+                groups=groups,
+                unindexed_notice=unindexed_notice,
             )
             note = f"the index held none of this project's memories: built it from {built} files"
             resp.notices.insert(0, note)
@@ -389,7 +398,7 @@ class Service:
         if emb is not None and self.vectors_pending:
             resp.vectors_pending = self.vectors_pending
             resp.notices.append(warming_notice(self.vectors_pending))
-        unread = self.unindexed_notice()
+        unread = self.unindexed_notice() if unindexed_notice else None
         if unread:
             resp.notices.append(unread)
         return resp

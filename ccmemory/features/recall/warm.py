@@ -310,7 +310,13 @@ def answer(svc: Service, request: Any) -> dict[str, Any]:
             f = svc.filters(types=list(engine.PROMPT_TYPES))
             recipe = engine.prompt_recipe(text, terms)
             resp = svc.search(
-                text, f, limit=engine.candidates(limit), mode="hybrid", expand=False, recipe=recipe
+                text,
+                f,
+                limit=engine.candidates(limit),
+                mode="hybrid",
+                expand=False,
+                recipe=recipe,
+                unindexed_notice=False,
             )
             command = request.get("command") is True  # a shell command's words
             picks = engine.gate_response(

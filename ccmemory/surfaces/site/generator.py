@@ -208,7 +208,13 @@ class SiteGenerator:
                 groups = like_groups(terms, df, len(by_id))
                 hits = (
                     self.svc.search(
-                        query, f, limit=RELATED + 6, mode="text", expand=False, groups=groups
+                        query,
+                        f,
+                        limit=RELATED + 6,
+                        mode="text",
+                        expand=False,
+                        groups=groups,
+                        unindexed_notice=False,
                     ).hits
                     if groups
                     else []
