@@ -25,7 +25,10 @@ by one request on its recall socket, stopped after), which a CLI that knows the 
 rebuild` times the full text-only rebuild alone (from an empty index, labels interleaved for
 `--rounds` rounds) and fails unless every label built the same index (a digest of every
 table). `--src LABEL=DIR` runs that label with PYTHONPATH=DIR (two checkouts, one
-interpreter). Run with PYTHONDONTWRITEBYTECODE unset, so both checkouts import cached bytecode
+interpreter). `--vault LABEL=DIR` (with `--only search`) searches that label's own copy of the
+vault instead of `--work`'s: needed when the labels write files beside the index that the other
+would not read (another layout of the vector matrix file), which would otherwise be rewritten
+at every turn. Run with PYTHONDONTWRITEBYTECODE unset, so both checkouts import cached bytecode
 as an installed ccmemory does.
 """
 
@@ -163,9 +166,15 @@ def cli_walls(python: str, root: Path, env: dict[str, str] | None = None, mode: 
 
 
 def measure_search(
-    pythons: dict[str, str], root: Path, rounds: int, mode: str = "text", warm: bool = False
+    pythons: dict[str, str],
+    root: Path,
+    rounds: int,
+    mode: str = "text",
+    warm: bool = False,
+    roots: dict[str, Path] | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """Search only, on the existing index, labels interleaved round by round. With ``warm``,
+    """Search only, on the existing index (``roots``' copy for a label named there), labels
+    interleaved round by round. With ``warm``,
     each label's CLI runs are also timed while that label's own `ccmemory mcp` serves the
     repository's recall socket (started for the label's turn, warmed, stopped after)."""
     lat: dict[str, list[float]] = {label: [] for label in pythons}
@@ -174,15 +183,16 @@ def measure_search(
     loads: dict[str, list[float]] = {label: [] for label in pythons}
     for r in range(rounds):
         for label, python in pythons.items():
+            at = (roots or {}).get(label, root)
             loads[label].append(load())
-            lat[label] += search_latencies(python, root, ENVS.get(label), mode)
-            cli[label] += cli_walls(python, root, ENVS.get(label), mode)
+            lat[label] += search_latencies(python, at, ENVS.get(label), mode)
+            cli[label] += cli_walls(python, at, ENVS.get(label), mode)
             p50, cli50 = pct(lat[label][-50:], 50), statistics.median(cli[label][-len(QUERIES) :])
             line = f"round {r + 1} {label}: p50 {p50:.1f} ms, CLI {cli50:.3f} s (load {loads[label][-1]:.2f})"
             if warm:
-                with mcp_server(python, root, ENVS.get(label)):
+                with mcp_server(python, at, ENVS.get(label)):
                     loads[label].append(load())
-                    hot[label] += cli_walls(python, root, ENVS.get(label), mode)
+                    hot[label] += cli_walls(python, at, ENVS.get(label), mode)
                 hot50 = statistics.median(hot[label][-len(QUERIES) :])
                 line += f"; CLI with a warm MCP server {hot50:.3f} s (load {loads[label][-1]:.2f})"
             print(line, flush=True)
@@ -374,6 +384,13 @@ def main() -> None:
     ap.add_argument(
         "--src", action="append", default=[], metavar="LABEL=DIR", help="run LABEL with PYTHONPATH=DIR"
     )
+    ap.add_argument(
+        "--vault",
+        action="append",
+        default=[],
+        metavar="LABEL=DIR",
+        help="--only search: LABEL's own vault copy",
+    )
     ap.add_argument("--only", choices=["search", "rebuild"], help="search or the full rebuild only")
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds of --only search / rebuild")
     ap.add_argument(
@@ -415,7 +432,8 @@ def main() -> None:
             root = args.work / f"vault-{n}"
             if not (root / ".ccmemory" / "local" / "index.db").is_file():
                 raise SystemExit(f"no index in {root}: build it first (a run without --only)")
-            res = measure_search(pythons, root, args.rounds, args.mode, args.warm)
+            roots = {label: Path(d) for label, d in (v.split("=", 1) for v in args.vault)}
+            res = measure_search(pythons, root, args.rounds, args.mode, args.warm, roots)
             parts.append(search_table(res, n, args.rounds, args.mode))
         text = head + "\n\n".join(parts) + "\n"
         print(text)
