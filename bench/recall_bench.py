@@ -105,7 +105,8 @@ class Tally:
 
 def choose(picks: list[engine.Pick], s: RecallSettings, header: str, prompt: bool = False) -> engine.Rendered:
     """What a fresh session would be shown (the hooks' selection, without session state)."""
-    return engine.render(picks[: s.max_memories], s.budget_tokens, header, check_first=prompt)
+    full, titles = engine.split(picks, s.max_memories, s.also_titles)
+    return engine.render(full, s.budget_tokens, header, check_first=prompt, titles=titles)
 
 
 def run_quality(args: argparse.Namespace) -> None:
@@ -139,25 +140,25 @@ def run_quality(args: argparse.Namespace) -> None:
                             svc.index,
                             svc.project,
                             ev.payload,
-                            limit=s.max_memories * 2,
+                            limit=s.pick_limit,
                             embedder=emb if mode == "hybrid" else None,
                         )
                     out = choose(picks, s, PROMPT_HEADER, prompt=True)
                 else:
                     tool_input = {"command": ev.payload} if ev.kind == "bash" else {"file_path": ev.payload}
                     touched = tool_paths(TOOL_NAME[ev.kind], tool_input, str(root), str(root))
-                    picks = engine.file_picks(svc.index, svc.project, touched, limit=s.max_memories * 2)
+                    picks = engine.file_picks(svc.index, svc.project, touched, limit=s.pick_limit)
                     words = command_words(ev.payload) if ev.kind == "bash" else ""
                     if engine.worth_asking(words):  # as ccmemory.features.recall.run.tool does
                         said = engine.prompt_picks(
                             svc.index,
                             svc.project,
                             words,
-                            limit=s.max_memories * 2,
+                            limit=s.pick_limit,
                             embedder=emb if mode == "hybrid" else None,
                             command=True,
                         )
-                        picks = engine.combine(picks, said, s.max_memories * 2)
+                        picks = engine.combine(picks, said, s.pick_limit)
                     out = choose(picks, s, FILE_HEADER.format(what=", ".join(touched)))
                 got = [by_id.get(i, i) for i in out.ids]
                 t = tallies[ev.kind]

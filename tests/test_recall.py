@@ -57,6 +57,11 @@ def test_settings_bounds_and_env() -> None:
     assert (s.budget_tokens, s.max_memories, s.files, s.enabled) == (300, 10, False, True)
     s = recall_settings({"recall": {"budget_tokens": -5}}, {"CCMEMORY_RECALL_BUDGET": "120"})
     assert s.budget_tokens == 120
+    assert (s.max_memories, s.also_titles, s.pick_limit) == (3, 2, 6)  # the defaults
+    s = recall_settings({"recall": {"also_titles": -3, "max_memories": 1}}, {})
+    assert (s.also_titles, s.pick_limit) == (0, 2)
+    s = recall_settings({"recall": {"also_titles": 99, "max_memories": 2}}, {})
+    assert (s.also_titles, s.pick_limit) == (10, 12)  # enough picks for the lines and the titles
     assert recall_settings({"recall": "garbage"}, {"CCMEMORY_RECALL": "0"}).enabled is False
 
 
@@ -599,6 +604,17 @@ def test_recall_command_previews_and_reports_usage(vault: Path) -> None:
     assert "[gotcha] The ERP gateway drops invoice batches" in out and "relevance=" in out
     data = json.loads(_cli(vault, "recall", "--file", "infra/terraform/main.tf", "--json"))
     assert [m["type"] for m in data["memories"]] == ["correction"] and data["tokens"] <= 300
+    assert data["memories"][0]["title_only"] is False
+    config = vault / ".ccmemory" / "config.yaml"
+    kept = config.read_text()
+    assert "\nrecall:\n" in kept  # `init` writes the section
+    config.write_text(kept.replace("\nrecall:\n", "\nrecall:\n  max_memories: 1\n"))
+    data = json.loads(_cli(vault, "recall", "speed up the nightly invoice export to the ERP", "--json"))
+    assert [m["title_only"] for m in data["memories"]] == [False, True] and "\n- also [" in data["text"]
+    assert "injected, title only" in _cli(
+        vault, "recall", "speed up the nightly invoice export to the ERP", "--explain"
+    )
+    config.write_text(kept)
     assert "nothing would be injected" in _cli(vault, "recall", "ok thanks")
     _prompt(vault, "speed up the nightly invoice export to the ERP")  # one real injection
     usage = json.loads(_cli(vault, "recall", "--usage", "--json"))
@@ -663,3 +679,59 @@ def test_the_session_start_digest_spreads_its_budget_over_sections(repo: Path) -
     lines = [ln for ln in ctx.text.splitlines() if ln.startswith("- [correction]")]
     assert FIRST_PASS <= len(lines) < 40
     assert all("…" in ln and len(ln) < 60 + GIST_CHARS + 40 for ln in lines)
+
+
+def test_after_the_full_lines_the_next_picks_are_shown_by_title_and_id_only() -> None:
+    """Progressive disclosure: ``max_memories`` memories with their gist, then ``also_titles`` more
+    (they cleared the same gate) as a title and id at a fraction of a line's cost, within the same
+    budget; never a title without a full line before it, never a memory twice."""
+    body = "Split the export into batches of at most 500 invoices; larger ones time out. " * 2
+    picks = [
+        engine.Pick(engine.Recalled(f"M{i}", t, f"Memory {i} about invoices", body), 1.0 - i / 10, "prompt")
+        for i, t in enumerate(["decision", "gotcha", "fact", "pattern", "decision", "fact"])
+    ]
+    full, titles = engine.split(picks, 3, 2)
+    assert [p.memory.id for p in full] == ["M0", "M1", "M2"] and [p.memory.id for p in titles] == ["M3", "M4"]
+    out = engine.render(full, 300, "header", check_first=True, titles=titles)
+    assert out.ids == ["M1", "M0", "M2", "M3", "M4"] and out.titled == ["M3", "M4"]
+    lines = out.text.splitlines()
+    assert lines[-2:] == [
+        "- also [pattern] Memory 3 about invoices `M3`",
+        "- also [decision] Memory 4 about invoices `M4`",
+    ]
+    assert all("Split the export" in ln for ln in lines[1:4])  # the full lines keep their gist
+    assert out.tokens == engine.estimate_tokens(out.text) <= 300
+    title_cost = engine.estimate_tokens(lines[-1] + "\n")
+    assert title_cost * 2 < engine.estimate_tokens(lines[1] + "\n")  # the gist is most of a line
+    # the budget is shared: a budget that fits the full lines and one title shows one title
+    plain = engine.render(full, 300, "header", check_first=True)
+    assert plain.titled == [] and plain.ids == ["M1", "M0", "M2"]
+    spent = sum(engine.estimate_tokens(ln + "\n") for ln in plain.text.splitlines())  # as render counts
+    tight = engine.render(full, spent + title_cost, "header", check_first=True, titles=titles)
+    assert tight.titled == ["M3"]
+    # no title without a full line; no memory twice; none asked for, none shown
+    assert engine.render(full, 10, "header", titles=titles).ids == []
+    assert engine.render(full[:1], 300, "h", titles=[full[0], titles[0]]).ids == ["M0", "M3"]
+    assert engine.render(full, 300, "header", titles=[]).titled == []
+
+
+def test_the_hook_shows_the_next_memory_by_title_only(vault: Path) -> None:
+    """Through the real UserPromptSubmit hook: with one full line allowed, the next memory that
+    applies comes as a title and id; the session then counts it as shown; also_titles: 0 turns
+    it off."""
+    prompt = "speed up the nightly invoice export to the ERP"
+    (vault / ".ccmemory" / "config.yaml").write_text("recall:\n  max_memories: 1\n")
+    text = _prompt(vault, prompt, session="t-1")
+    listed = [ln for ln in text.splitlines() if ln.startswith("- ")]
+    gotcha = "The ERP gateway drops invoice batches above 500 documents"
+    decision = "Invoices reach the ERP through a nightly Celery job"
+    assert len(listed) == 2 and not listed[0].startswith("- also") and listed[1].startswith("- also [")
+    assert (gotcha in listed[0]) != (gotcha in listed[1]) and (decision in listed[0]) != (
+        decision in listed[1]
+    )
+    assert " — " in listed[0] and " — " not in listed[1]  # the title line carries no gist
+    again = _prompt(vault, prompt, session="t-1")
+    assert gotcha not in again and decision not in again  # both count as shown in the session
+    (vault / ".ccmemory" / "config.yaml").write_text("recall:\n  max_memories: 1\n  also_titles: 0\n")
+    text = _prompt(vault, prompt, session="t-2")
+    assert text.count("\n- ") == 1 and "- also" not in text

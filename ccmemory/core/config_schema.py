@@ -133,6 +133,7 @@ SCHEMA: Section = {
         "enabled": Flag(),
         "budget_tokens": Whole(0, 4000),
         "max_memories": Whole(1, 10),
+        "also_titles": Whole(0, 10),
         "prompts": Flag(),
         "files": Flag(),
     },

@@ -413,6 +413,12 @@ def gist(m: Shown, width: int = 140) -> str:
     return _first_sentence(m.body, width) if m.body.strip() else ""
 
 
+def title_line(m: Shown) -> str:
+    """A memory as its type, title and id only: one more that applies, at a fifth of a line's cost."""
+    flag = "" if m.status == "curated" else " (developmental)"
+    return "- also " + " ".join(f"[{m.type}] {m.title}".split())[:200] + f" `{m.id}`{flag}"
+
+
 def line(m: Shown) -> str:
     text = f"- [{m.type}] {m.title}"
     g = gist(m)
@@ -425,14 +431,29 @@ def line(m: Shown) -> str:
 @dataclass
 class Rendered:
     text: str
-    ids: list[str]
+    ids: list[str]  # every memory shown, in full or by title
     tokens: int
+    titled: list[str] = field(default_factory=list)  # those shown by title only
 
 
-def render(picks: Sequence[Pick], budget_tokens: int, header: str, *, check_first: bool = False) -> Rendered:
-    """``header`` then one line per pick, in order, leaving out what does not fit the budget;
-    with ``check_first`` (a prompt's picks, chosen in the search's order), what to check before
-    acting is listed before the rest, each part in its order."""
+def split(picks: Sequence[Pick], max_memories: int, also_titles: int) -> tuple[list[Pick], list[Pick]]:
+    """(shown in full, shown by title only): the first ``max_memories`` picks, then the next
+    ``also_titles`` (every pick has cleared the same relevance gate)."""
+    return list(picks[:max_memories]), list(picks[max_memories : max_memories + also_titles])
+
+
+def render(
+    picks: Sequence[Pick],
+    budget_tokens: int,
+    header: str,
+    *,
+    check_first: bool = False,
+    titles: Sequence[Pick] = (),
+) -> Rendered:
+    """``header`` then one line per pick, in order, then a title line (:func:`title_line`) per
+    pick of ``titles``, leaving out what does not fit the budget; with ``check_first`` (a
+    prompt's picks, chosen in the search's order), what to check before acting is listed before
+    the rest, each part in its order. Nothing is shown by title unless a full line was."""
     if not picks or budget_tokens <= 0:
         return Rendered("", [], 0)
     if check_first:
@@ -440,15 +461,20 @@ def render(picks: Sequence[Pick], budget_tokens: int, header: str, *, check_firs
     used = estimate_tokens(header + "\n")
     lines: list[str] = []
     ids: list[str] = []
-    for p in picks:
-        text = line(p.memory)
+    titled: list[str] = []
+    for p, brief in [*((p, False) for p in picks), *((p, True) for p in titles)]:
+        if brief and not lines:
+            break
+        text = title_line(p.memory) if brief else line(p.memory)
         cost = estimate_tokens(text + "\n")
-        if used + cost > budget_tokens:
+        if used + cost > budget_tokens or p.memory.id in ids:
             continue
         lines.append(text)
         ids.append(p.memory.id)
+        if brief:
+            titled.append(p.memory.id)
         used += cost
     if not lines:
         return Rendered("", [], 0)
     body = header + "\n" + "\n".join(lines) + "\n"
-    return Rendered(body, ids, estimate_tokens(body))
+    return Rendered(body, ids, estimate_tokens(body), titled)

@@ -92,7 +92,7 @@ def prompt(root: str, session: str, text: str) -> str:
         s = ctx.settings
         if not (s.enabled and s.prompts and s.budget_tokens > 0 and engine.speaks_to_project(text)):
             return ""
-        picks = _text_picks(ctx, text, s.max_memories * 2)
+        picks = _text_picks(ctx, text, s.pick_limit)
         if picks is None:
             return ""
         return _inject(ctx, picks, PROMPT_HEADER, "prompt")
@@ -119,7 +119,7 @@ def tool(
         s = ctx.settings
         if not (s.enabled and s.files and s.budget_tokens > 0):
             return ""
-        limit = s.max_memories * 2
+        limit = s.pick_limit
         picks = _file_picks(ctx, touched, limit) if touched else []
         if picks is None:
             return ""
@@ -168,8 +168,11 @@ def _inject(ctx: Context, picks: list[engine.Pick], header: str, source: str) ->
     from ccmemory.features.recall.state import SessionState
 
     state = SessionState(ctx.root, ctx.session)
-    fresh = [p for p in picks if state.is_new(p.memory.id, _ver(p))][: ctx.settings.max_memories]
-    out = engine.render(fresh, ctx.settings.budget_tokens, header, check_first=source == "prompt")
+    s = ctx.settings
+    fresh = [p for p in picks if state.is_new(p.memory.id, _ver(p))]
+    full, titles = engine.split(fresh, s.max_memories, s.also_titles)
+    fresh = full + titles
+    out = engine.render(full, s.budget_tokens, header, check_first=source == "prompt", titles=titles)
     if not out.ids:
         return ""
     shown = {p.memory.id: _ver(p) for p in fresh if p.memory.id in out.ids}

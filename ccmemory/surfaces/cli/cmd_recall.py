@@ -34,14 +34,15 @@ def recall_cmd(prompt: str | None, files: tuple[str, ...], usage: bool, explain:
     with service() as svc:
         s = recall_settings(svc.config.raw)
         if prompt:
-            request: dict[str, Any] = {"op": "prompt", "text": prompt, "limit": s.max_memories * 2}
+            request: dict[str, Any] = {"op": "prompt", "text": prompt, "limit": s.pick_limit}
             header = PROMPT_HEADER
         else:
-            request = {"op": "files", "paths": [normalise(f) for f in files], "limit": s.max_memories * 2}
+            request = {"op": "files", "paths": [normalise(f) for f in files], "limit": s.pick_limit}
             header = FILE_HEADER.format(what=", ".join(request["paths"]))
         asked = not prompt or engine.speaks_to_project(prompt)
         picks = [from_wire(d) for d in answer(svc, request).get("picks", [])] if asked else []
-        out = engine.render(picks[: s.max_memories], s.budget_tokens, header, check_first=bool(prompt))
+        full, titles = engine.split(picks, s.max_memories, s.also_titles)
+        out = engine.render(full, s.budget_tokens, header, check_first=bool(prompt), titles=titles)
         if as_json:
             shown = [
                 {
@@ -49,6 +50,7 @@ def recall_cmd(prompt: str | None, files: tuple[str, ...], usage: bool, explain:
                     "type": p.memory.type,
                     "title": p.memory.title,
                     "score": round(p.score, 4),
+                    "title_only": p.memory.id in out.titled,
                     **({"explain": p.parts} if explain else {}),
                 }
                 for p in picks
@@ -78,7 +80,9 @@ def recall_cmd(prompt: str | None, files: tuple[str, ...], usage: bool, explain:
         if explain:
             for p in picks:
                 parts = ", ".join(f"{k}={v:.3f}" for k, v in sorted(p.parts.items()))
-                kept = "injected" if p.memory.id in out.ids else "over the limit or budget"
+                kept = "over the limit or budget"
+                if p.memory.id in out.ids:
+                    kept = "injected, title only" if p.memory.id in out.titled else "injected"
                 click.echo(f"  {p.memory.id} relevance={p.score:.3f} {parts} ({kept})")
         if not s.enabled:
             click.echo("recall is off in this repository (recall.enabled / CCMEMORY_RECALL)")
