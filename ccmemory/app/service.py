@@ -76,9 +76,11 @@ class Service:
             self._index = open_index(self.config, self.vault.dir)
             if self._index.moved_aside:
                 # a corrupt cache was moved aside (never deleted): refill it from the files now
+                from ccmemory.app.reindexlock import exclusive
                 from ccmemory.app.sync import reindex
 
-                reindex(self.vault, self._index, self.project, main_branch=self.config.main_branch)
+                with exclusive(self.vault.dir / "local"):
+                    reindex(self.vault, self._index, self.project, main_branch=self.config.main_branch)
         return self._index
 
     @property
@@ -238,6 +240,22 @@ class Service:
     def reindex(
         self, *, full: bool = False, progress: Callable[[int, int], None] | None = None
     ) -> ReindexReport:
+        """Bring the index level with the files. Waits while another reindex of this repository
+        runs: one at a time (ccmemory.app.reindexlock says why)."""
+        from ccmemory.app.reindexlock import exclusive
+
+        with exclusive(self.vault.dir / "local"):
+            return self._reindex(full, progress)
+
+    def reindex_unless_busy(self, *, wait: float) -> ReindexReport | None:
+        """:meth:`reindex`, or None when another reindex of this repository still runs after
+        ``wait`` seconds (then the index is what that one leaves)."""
+        from ccmemory.app.reindexlock import exclusive
+
+        with exclusive(self.vault.dir / "local", timeout=wait) as held:
+            return self._reindex(False, None) if held else None
+
+    def _reindex(self, full: bool, progress: Callable[[int, int], None] | None) -> ReindexReport:
         from ccmemory.app.sync import reindex
 
         report = reindex(

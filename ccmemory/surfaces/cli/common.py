@@ -45,13 +45,24 @@ def service(*, fresh: bool = True) -> Iterator[Any]:
             svc.close()
 
 
+#: seconds a CLI read waits for a reindex another process runs (a git hook's, usually well under a
+#: second) before it answers from the index as it is
+CATCH_UP_WAIT = 10.0
+
+
 def _catch_up(svc: Any) -> None:
     from ccmemory.app.freshness import moved
 
     why = moved(svc)
     if why is None:
         return
-    report = svc.reindex()
+    report = svc.reindex_unless_busy(wait=CATCH_UP_WAIT)
+    if report is None:
+        notice(
+            f"another reindex of this repository is running ({why} since the last one); "
+            "this answer may not show the latest changes yet"
+        )
+        return
     changed = report.added + report.updated + report.removed + report.status_changed
     if changed:
         notice(f"index brought up to date first ({why} since the last reindex: {changed} change(s))")

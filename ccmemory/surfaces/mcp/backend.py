@@ -39,8 +39,10 @@ class Backend:
         with self._lock:
             try:
                 svc = self._open()
-                if refresh and 0 <= self.refresh_seconds <= time.monotonic() - self._refreshed:
-                    svc.reindex()
+                due = refresh and 0 <= self.refresh_seconds <= time.monotonic() - self._refreshed
+                # another process's reindex (a git hook's) leaves the index level: not waited for
+                # long, the next call refreshes
+                if due and svc.reindex_unless_busy(wait=1.0) is not None:
                     self._refreshed = time.monotonic()
                 yield svc
             except ToolFailure:
