@@ -15,7 +15,8 @@ indexed. Each of those paths is then treated exactly as the full walk treats it 
 with the file record, read again when different), so the index ends as a full walk would leave it.
 
 The shortcut is not taken (`plan` returns None, the caller walks the vault) whenever it cannot be
-trusted: no git or the vault not at the top of its working tree, no state stored (an older index,
+trusted: the last reindex overlapped a git operation that rewrote the working tree (`settled`),
+no git or the vault not at the top of its working tree, no state stored (an older index,
 a backend without it, a reindex cut short, `reindex --full`, a cleared index), a state from another
 ccmemory version, folder, main branch or local author (a config change), a commit that no longer
 exists, the first commit, the last walk found symlinks or special files, or more than `MAX_PATHS`
