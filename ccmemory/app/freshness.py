@@ -31,6 +31,8 @@ def moved(svc: Service) -> str | None:
     before = State.from_dict(stored) if stored else None
     if before is None:  # an older index, a reindex cut short: nothing to compare with
         return None
+    if not before.settled:  # git rewrote files while the last reindex read them
+        return "the working tree changed"
     root = svc.vault.root
     if gitstate.head_commit(root) != before.head:
         return "HEAD moved"

@@ -15,7 +15,8 @@ indexed. Each of those paths is then treated exactly as the full walk treats it 
 with the file record, read again when different), so the index ends as a full walk would leave it.
 
 The shortcut is not taken (`plan` returns None, the caller walks the vault) whenever it cannot be
-trusted: no git or the vault not at the top of its working tree, no state stored (an older index,
+trusted: the last reindex overlapped a git operation that rewrote the working tree (`settled`),
+no git or the vault not at the top of its working tree, no state stored (an older index,
 a backend without it, a reindex cut short, `reindex --full`, a cleared index), a state from another
 ccmemory version, folder, main branch or local author (a config change), a commit that no longer
 exists, the first commit, the last walk found symlinks or special files, or more than `MAX_PATHS`
@@ -62,9 +63,16 @@ class State:
     files: int = 0  # memory files on disk after that reindex (for the report's counts)
     version: str = ""
     format: int = VERSION
+    #: False: git rewrote the working tree while that reindex read it (`settled`): the files it
+    #: read may match no commit, so the next reindex walks the vault instead of trusting `head`
+    settled: bool = True
+    #: git's index file when captured (`settled` compares it); not stored
+    stamp: tuple[str, tuple[int, int, int] | None] | None = field(default=None, compare=False, repr=False)
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        del data["stamp"]
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> State | None:
@@ -109,6 +117,7 @@ def capture(root: Path, main_branch: str, local_author: str | None) -> State | N
     dirty = gitstate.dirty_paths(root, PATHSPECS)
     if dirty is None or len(dirty) > MAX_PATHS:
         return None
+    stamp = _index_stamp(root)  # after `git status`, which may itself rewrite the index
     return State(
         root=os.path.realpath(root),
         head=gitstate.head_commit(root),
@@ -117,13 +126,53 @@ def capture(root: Path, main_branch: str, local_author: str | None) -> State | N
         local_author=local_author,
         dirty=sorted(dirty),
         version=_version(),
+        stamp=stamp,
     )
+
+
+def _index_stamp(root: Path) -> tuple[str, tuple[int, int, int] | None] | None:
+    """(path, (inode, mtime_ns, size)) of git's index file; None when git cannot say."""
+    try:
+        out = gitstate.git(root, "rev-parse", "--git-path", "index", check=False, timeout=10).strip()
+    except gitstate.GitError:
+        return None
+    if not out:
+        return None
+    path = out if os.path.isabs(out) else os.path.join(root, out)
+    return path, _index_stamp_at(path)  # None: no index yet (nothing ever staged)
+
+
+def settled(state: State) -> bool:
+    """True when git has not touched the working tree since `capture` took `state`.
+
+    Git rewrites working-tree files (checkout, merge, rebase, reset, stash) only while it holds
+    `index.lock`, and ends by renaming that lock over the index (a new inode). So when the index
+    file is the same one as at capture and no lock is held now, no such operation overlapped the
+    reindex, and the files it read are those git's captured view describes. Otherwise (a rebase
+    under a hook's background reindex, say) a file may have been read in an intermediate state
+    that no later `git diff` or `git status` will point back at. Any index write counts (a
+    `git add`, a `git status` refreshing stat data): then the next reindex walks, which is
+    slower, never wrong."""
+    if state.stamp is None:
+        return False
+    path, before = state.stamp
+    if os.path.lexists(path + ".lock"):
+        return False
+    return _index_stamp_at(path) == before
+
+
+def _index_stamp_at(path: str) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_mtime_ns, st.st_size)
 
 
 def plan(root: Path, stored: dict[str, Any] | None, now: State) -> Delta | None:
     """The paths to look at since `stored`; None: walk the whole vault instead."""
     before = State.from_dict(stored) if stored else None
-    if before is None or before.head is None or now.head is None:
+    if before is None or not before.settled or before.head is None or now.head is None:
         return None
     same = (before.root, before.main_branch, before.local_author, before.version)
     if same != (now.root, now.main_branch, now.local_author, now.version):

@@ -237,6 +237,8 @@ def reindex(
     _reference(vault, index, project, view.status_of, full, report)
     if state is not None and not report.skipped:
         state.files = len(on_disk) if plan is None else report.unchanged + report.added + report.updated
+        # git rewrote files while they were read: recorded, but the next reindex walks
+        state.settled = gitdelta.settled(state)
         index.set_sync_state(project, state.as_dict())
     report.seconds = time.perf_counter() - started
     return report
