@@ -81,7 +81,9 @@ def _git_op(root: Path, operation: tuple[Any, ...], counter: list[int]) -> None:
         counter[0] += 1
         author = None if kind == "handwritten" else AUTHOR
         m = make_memory("decision", " ".join(operation[1]) + f" {counter[0]}", author=author)
-        (root / ".ccmemory" / "decisions" / f"{kind}-{counter[0]}.md").write_text(render(m), encoding="utf-8")
+        folder = root / ".ccmemory" / "decisions"
+        folder.mkdir(parents=True, exist_ok=True)  # a checkout that left it empty removed it
+        (folder / f"{kind}-{counter[0]}.md").write_text(render(m), encoding="utf-8")
 
 
 def _age(root: Path, step_no: int) -> None:
