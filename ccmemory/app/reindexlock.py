@@ -40,8 +40,11 @@ def _keys() -> set[str]:
 def exclusive(local: Path, *, timeout: float | None = None) -> Iterator[bool]:
     """Hold the repository's reindex lock (``local`` is its ``.ccmemory/local``). Yields True once
     held; False, holding nothing, when another process or thread still held it after ``timeout``
-    seconds (None: wait as long as it takes). Where no lock file can be made (a read-only
-    folder, which no reindex can write either) it yields True without one."""
+    seconds (None: wait as long as it takes). Yields True without a lock where none can be made
+    safely: no ``local`` folder yet (it is never created here: a vault whose ``local`` is not
+    git-ignored, say on a Neo4j backend, must not get an untracked file from it), ``local`` a
+    symlink (committed in a pull request: nothing is written through it; the index refuses it
+    next), a read-only folder (which no reindex can write either)."""
     import fcntl
 
     key = os.path.realpath(local)
@@ -49,9 +52,11 @@ def exclusive(local: Path, *, timeout: float | None = None) -> Iterator[bool]:
     if key in keys:
         yield True
         return
+    if os.path.islink(local) or not os.path.isdir(local):
+        yield True
+        return
     try:
-        local.mkdir(parents=True, exist_ok=True)
-        fd = os.open(local / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(local / LOCK, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
     except OSError:
         yield True
         return
