@@ -105,8 +105,7 @@ class Tally:
 
 def choose(picks: list[engine.Pick], s: RecallSettings, header: str, prompt: bool = False) -> engine.Rendered:
     """What a fresh session would be shown (the hooks' selection, without session state)."""
-    full, titles = engine.split(picks, s.max_memories, s.also_titles)
-    return engine.render(full, s.budget_tokens, header, check_first=prompt, titles=titles)
+    return engine.show(picks, s, header, check_first=prompt)
 
 
 def run_quality(args: argparse.Namespace) -> None:

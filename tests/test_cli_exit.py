@@ -29,14 +29,14 @@ sys.exit(4)
 """
 
 
-def _run(tmp_path: Path, mode: str) -> subprocess.CompletedProcess[str]:
+def _python(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-c", _SCRIPT, str(tmp_path), mode],
-        capture_output=True,
-        text=True,
-        env=hook_env(),
-        timeout=60,
+        [sys.executable, *args], capture_output=True, text=True, cwd=tmp_path, env=hook_env(), timeout=60
     )
+
+
+def _run(tmp_path: Path, mode: str) -> subprocess.CompletedProcess[str]:
+    return _python(tmp_path, "-c", _SCRIPT, str(tmp_path), mode)
 
 
 def test_exit_now_keeps_the_output_the_code_and_the_atexit_handlers(tmp_path: Path) -> None:
@@ -57,23 +57,9 @@ def test_exit_now_waits_like_python_when_a_non_daemon_thread_still_runs(tmp_path
 def test_the_cli_entry_point_exits_with_its_commands_code(tmp_path: Path) -> None:
     """`python -m ccmemory` (and the console script) end through exit_now: the usage error's
     code and message survive it; a command in process (argv given) returns instead."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "ccmemory", "no-such-command"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env=hook_env(),
-        timeout=60,
-    )
+    proc = _python(tmp_path, "-m", "ccmemory", "no-such-command")
     assert proc.returncode == 2 and "No such command" in proc.stderr
-    proc = subprocess.run(
-        [sys.executable, "-m", "ccmemory", "--help"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env=hook_env(),
-        timeout=60,
-    )
+    proc = _python(tmp_path, "-m", "ccmemory", "--help")
     assert proc.returncode == 0 and "Usage: ccmemory" in proc.stdout
     from ccmemory.surfaces.cli import main
 

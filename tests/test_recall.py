@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from ccmemory.features.recall import engine, paths, warm
-from ccmemory.features.recall.config import recall_settings
+from ccmemory.features.recall.config import RecallSettings, recall_settings
 from tests.capture_helpers import hook_env, run_hook
 
 # --- matching files ---------------------------------------------------------------------------------
@@ -690,9 +690,10 @@ def test_after_the_full_lines_the_next_picks_are_shown_by_title_and_id_only() ->
         engine.Pick(engine.Recalled(f"M{i}", t, f"Memory {i} about invoices", body), 1.0 - i / 10, "prompt")
         for i, t in enumerate(["decision", "gotcha", "fact", "pattern", "decision", "fact"])
     ]
-    full, titles = engine.split(picks, 3, 2)
-    assert [p.memory.id for p in full] == ["M0", "M1", "M2"] and [p.memory.id for p in titles] == ["M3", "M4"]
-    out = engine.render(full, 300, "header", check_first=True, titles=titles)
+    full, titles = picks[:3], picks[3:5]
+    out = engine.show(
+        picks, RecallSettings(budget_tokens=300, max_memories=3, also_titles=2), "header", check_first=True
+    )
     assert out.ids == ["M1", "M0", "M2", "M3", "M4"] and out.titled == ["M3", "M4"]
     lines = out.text.splitlines()
     assert lines[-2:] == [

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ccmemory.features.recall import paths as P
 
 if TYPE_CHECKING:
+    from ccmemory.features.recall.config import RecallSettings
     from ccmemory.index.base import Index
     from ccmemory.text.fusion import FusionRecipe
 
@@ -436,10 +437,13 @@ class Rendered:
     titled: list[str] = field(default_factory=list)  # those shown by title only
 
 
-def split(picks: Sequence[Pick], max_memories: int, also_titles: int) -> tuple[list[Pick], list[Pick]]:
-    """(shown in full, shown by title only): the first ``max_memories`` picks, then the next
-    ``also_titles`` (every pick has cleared the same relevance gate)."""
-    return list(picks[:max_memories]), list(picks[max_memories : max_memories + also_titles])
+def show(picks: Sequence[Pick], s: RecallSettings, header: str, *, check_first: bool = False) -> Rendered:
+    """What the settings let through: the first ``s.max_memories`` picks in full, then the next
+    ``s.also_titles`` by title only (every pick has cleared the same relevance gate), within
+    ``s.budget_tokens``."""
+    full = picks[: s.max_memories]
+    titles = picks[s.max_memories : s.max_memories + s.also_titles]
+    return render(full, s.budget_tokens, header, check_first=check_first, titles=titles)
 
 
 def render(

@@ -170,9 +170,7 @@ def _inject(ctx: Context, picks: list[engine.Pick], header: str, source: str) ->
     state = SessionState(ctx.root, ctx.session)
     s = ctx.settings
     fresh = [p for p in picks if state.is_new(p.memory.id, _ver(p))]
-    full, titles = engine.split(fresh, s.max_memories, s.also_titles)
-    fresh = full + titles
-    out = engine.render(full, s.budget_tokens, header, check_first=source == "prompt", titles=titles)
+    out = engine.show(fresh, s, header, check_first=source == "prompt")
     if not out.ids:
         return ""
     shown = {p.memory.id: _ver(p) for p in fresh if p.memory.id in out.ids}

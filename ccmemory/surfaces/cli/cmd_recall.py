@@ -41,8 +41,7 @@ def recall_cmd(prompt: str | None, files: tuple[str, ...], usage: bool, explain:
             header = FILE_HEADER.format(what=", ".join(request["paths"]))
         asked = not prompt or engine.speaks_to_project(prompt)
         picks = [from_wire(d) for d in answer(svc, request).get("picks", [])] if asked else []
-        full, titles = engine.split(picks, s.max_memories, s.also_titles)
-        out = engine.render(full, s.budget_tokens, header, check_first=bool(prompt), titles=titles)
+        out = engine.show(picks, s, header, check_first=bool(prompt))
         if as_json:
             shown = [
                 {
