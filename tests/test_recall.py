@@ -227,6 +227,18 @@ def test_chatter_injects_nothing(vault: Path, chatter: str) -> None:
         ("how does HTTP/2 multiplexing work under the hood?", False),
         ("gRPC or REST for the ERP gateway, which would you pick?", False),
         ("what usually breaks the nightly invoice export?", True),  # "usually" alone is ours
+        # how a named thing works, how two compare, pros and cons, ELI5, "what is X and why"...
+        ("how does gRPC deadline propagation work?", False),
+        ("how do Avro and Protobuf compare for the ERP events", False),
+        ("SFTP or AS2 for the ERP drop, pros and cons?", False),
+        ("ELI5 the outbox pattern", False),
+        ("what is EDI 810 and why do ERPs still use it?", False),
+        ("what does prefetch_count do in RabbitMQ?", False),
+        # ...unless it names the project's thing, or asks about a decision's trade-offs
+        ("how does the nightly invoice export work?", True),
+        ("how does our ERP retry work?", True),
+        ("what were the trade-offs of batching invoices to the ERP?", True),
+        ("what's the ERP gateway written in, and how do I run its tests?", True),
         ("why would the ERP gateway return a 409 for a new invoice?", True),
         # steering the session, not a new question
         ("ok, run the tests again", False),

@@ -75,6 +75,22 @@ _CONCEPT = re.compile(
     r"|\bwhen to use which\b|\bwho (?:came up with|invented)\b",
     re.IGNORECASE,
 )
+#: How a named thing works in general, asked as a question that names nothing of the project's
+#: ("how does TLS session resumption work?", "how does Celery's acks_late setting work": not "how
+#: does the nightly export work?", this project's job), how two things compare ("how do React
+#: Native and Flutter compare…"), pros and cons (not "the trade-offs", a decision's), "ELI5", "what
+#: is X and why/what/how …" (not "what's fhir-api written in, and how do I run its tests?"), "what
+#: does X do in <Name>?". Chosen on the seventeen tuning sets (2026-11-27, ninth session: no task or
+#: question of any set matches; bench/RESULTS-recall.md).
+_EXPLAINER = re.compile(
+    r"^\s*how (?:does|do)\b(?!.*\b(?:the|this|that|my|i)\b).*\bwork\b\W*$"
+    r"|^\s*how (?:do|does)\b.*\bcompare\b"
+    r"|(?<!\bthe )\b(?:pros and cons|trade-?offs)\b"  # not "what were the trade-offs of dropping Kafka?"
+    r"|\beli5\b"
+    r"|^\s*what(?:'s| is) (?!the\b)[^?]*?,? and (?:why|what|how)\b(?! (?:do|can|should) i\b)"
+    r"|^\s*what (?:does|do) \S+ do in [A-Z]",
+    re.IGNORECASE,
+)
 #: Steering the conversation, not asking anything new: "ok run the tests again", "run the golden
 #: tests one more time please" (the session already has what it needs for them).
 _AGAIN = re.compile(
@@ -120,6 +136,6 @@ def asks_general(text: str) -> bool:
         return True
     if _OURS.search(text) is not None:
         return False
-    if _CONCEPT.search(text) is not None or _COMPARE.search(text) is not None:
+    if any(rx.search(text) is not None for rx in (_CONCEPT, _COMPARE, _EXPLAINER)):
         return True
     return is_question(text) and _TEXTBOOK.search(text) is not None
