@@ -239,6 +239,7 @@ def test_chatter_injects_nothing(vault: Path, chatter: str) -> None:
         ("how does our ERP retry work?", True),
         ("what were the trade-offs of batching invoices to the ERP?", True),
         ("what's the ERP gateway written in, and how do I run its tests?", True),
+        ("what does erp_batch_max do in production?", True),
         ("why would the ERP gateway return a 409 for a new invoice?", True),
         # steering the session, not a new question
         ("ok, run the tests again", False),

@@ -80,15 +80,15 @@ _CONCEPT = re.compile(
 #: does the nightly export work?", this project's job), how two things compare ("how do React
 #: Native and Flutter compare…"), pros and cons (not "the trade-offs", a decision's), "ELI5", "what
 #: is X and why/what/how …" (not "what's fhir-api written in, and how do I run its tests?"), "what
-#: does X do in <Name>?". Chosen on the seventeen tuning sets (2026-11-27, ninth session: no task or
-#: question of any set matches; bench/RESULTS-recall.md).
+#: does X do in <Name> / in a …?" (not "in production"). Chosen on the seventeen tuning sets
+#: (2026-11-27, ninth session: no task or question of any set matches; bench/RESULTS-recall.md).
 _EXPLAINER = re.compile(
     r"^\s*how (?:does|do)\b(?!.*\b(?:the|this|that|my|i)\b).*\bwork\b\W*$"
     r"|^\s*how (?:do|does)\b.*\bcompare\b"
     r"|(?<!\bthe )\b(?:pros and cons|trade-?offs)\b"  # not "what were the trade-offs of dropping Kafka?"
     r"|\beli5\b"
     r"|^\s*what(?:'s| is) (?!the\b)[^?]*?,? and (?:why|what|how)\b(?! (?:do|can|should) i\b)"
-    r"|^\s*what (?:does|do) \S+ do in [A-Z]",
+    r"|^\s*what (?:does|do) \S+ do in (?:an? |(?-i:[A-Z]))",  # "in Celery", "in a …", not "in production"
     re.IGNORECASE,
 )
 #: Steering the conversation, not asking anything new: "ok run the tests again", "run the golden
