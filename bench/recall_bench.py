@@ -148,7 +148,7 @@ def run_quality(args: argparse.Namespace) -> None:
                     touched = tool_paths(TOOL_NAME[ev.kind], tool_input, str(root), str(root))
                     picks = engine.file_picks(svc.index, svc.project, touched, limit=s.pick_limit)
                     words = command_words(ev.payload) if ev.kind == "bash" else ""
-                    if engine.worth_asking(words):  # as ccmemory.features.recall.run.tool does
+                    if engine.worth_asking(words, command=True):  # as ccmemory.features.recall.run.tool does
                         said = engine.prompt_picks(
                             svc.index,
                             svc.project,

@@ -300,6 +300,28 @@ def test_file_recall_before_an_edit(vault: Path) -> None:
     assert _edit(vault, "git status", "s-4", "Bash") == ""
 
 
+def test_a_one_word_command_recalls_the_memory_that_names_it(vault: Path) -> None:
+    """A command's words are never chatter and say in an identifier or two what a prompt says in
+    a sentence: one content word is enough to ask ("just e2e" is "e2e"), at a lower bar than a
+    prompt's; a prompt of one word still asks nothing."""
+    _cli(
+        vault,
+        "new",
+        "fact",
+        "The e2e suite needs the seeded staging database",
+        "--body",
+        "Run `make seed` before `just e2e`, or every checkout test fails on a missing tenant.",
+    )
+    _cli(vault, "reindex")
+    assert engine.worth_asking("just e2e", command=True) and not engine.worth_asking("just e2e")
+    assert not engine.worth_asking("", command=True)
+    g = engine.DEFAULT_GATE
+    assert g.bar(2, vectors=True, command=True) == pytest.approx(g.bar(2, vectors=True) * g.command_bar)
+    assert g.command_bar < 1 and g.needs_terms(command=True) < g.needs_terms()
+    assert "The e2e suite needs the seeded staging database" in _edit(vault, "just e2e", "s-8", "Bash")
+    assert _prompt(vault, "e2e", session="s-9") == ""
+
+
 def test_a_command_recalls_what_applies_to_its_words(vault: Path) -> None:
     """A shell command that names no file a memory lists is matched by its words (program,
     subcommand, arguments, an assignment's name), gated like a prompt; a command that only looks

@@ -306,7 +306,8 @@ def answer(svc: Service, request: Any) -> dict[str, Any]:
         text = request["text"][:8000]
         picks = []
         terms = engine.content_terms(text)
-        if terms >= engine.DEFAULT_GATE.min_terms:  # the Service's search: hybrid, embeds missing vectors
+        command = request.get("command") is True  # a shell command's words
+        if terms >= engine.DEFAULT_GATE.needs_terms(command):  # the Service's search: hybrid
             f = svc.filters(types=list(engine.PROMPT_TYPES))
             recipe = engine.prompt_recipe(text, terms)
             resp = svc.search(
@@ -318,7 +319,6 @@ def answer(svc: Service, request: Any) -> dict[str, Any]:
                 recipe=recipe,
                 unindexed_notice=False,
             )
-            command = request.get("command") is True  # a shell command's words
             picks = engine.gate_response(
                 resp, text, terms, svc.index, svc.project, limit=limit, command=command
             )
