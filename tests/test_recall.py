@@ -317,6 +317,7 @@ def test_a_one_word_command_recalls_the_memory_that_names_it(vault: Path) -> Non
     assert not engine.worth_asking("", command=True)
     g = engine.DEFAULT_GATE
     assert g.bar(2, vectors=True, command=True) == pytest.approx(g.bar(2, vectors=True) * g.command_bar)
+    assert g.bar(2, vectors=False, command=True) == g.bar(2, vectors=False)  # full text: the same bar
     assert g.command_bar < 1 and g.needs_terms(command=True) < g.needs_terms()
     assert "The e2e suite needs the seeded staging database" in _edit(vault, "just e2e", "s-8", "Bash")
     assert _prompt(vault, "e2e", session="s-9") == ""
