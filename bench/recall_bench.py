@@ -242,6 +242,8 @@ def run_latency(args: argparse.Namespace) -> None:
     # the synthetic vault's own vocabulary: its queries, and files its memories name (src/<word>.py)
     prompts = (bench_index.QUERIES * 10)[: args.prompts]
     edits = [f"src/{w}.py" for w in (bench_index.WORDS * 10)[: args.prompts]]
+    # a shell command of one content word (asked since 2026-11-27): the command path's full cost
+    commands = [f"just {w}" for w in (bench_index.WORDS * 10)[3 : 3 + args.prompts]]
     results: dict[str, Any] = {"load before": os.getloadavg()[0]}
     venv_bin = str(Path(sys.executable).parent)
     env = {**os.environ, "PATH": venv_bin + os.pathsep + os.environ.get("PATH", ""), "PYTHONPATH": str(ROOT)}
@@ -260,8 +262,12 @@ def run_latency(args: argparse.Namespace) -> None:
             for warm_mode in ("hook alone (full text)", "warm MCP process (hybrid)"):
                 proc = _warm(root, env) if warm_mode.startswith("warm") else None
                 try:
-                    times: dict[str, list[float]] = {"UserPromptSubmit": [], "PreToolUse": []}
-                    for text, path in zip(prompts, edits, strict=False):
+                    times: dict[str, list[float]] = {
+                        "UserPromptSubmit": [],
+                        "PreToolUse": [],
+                        "PreToolUse (Bash)": [],
+                    }
+                    for text, path, command in zip(prompts, edits, commands, strict=False):
                         times["UserPromptSubmit"].append(
                             _hook(root, "UserPromptSubmit", {"prompt": text}, env)
                         )
@@ -270,6 +276,14 @@ def run_latency(args: argparse.Namespace) -> None:
                                 root,
                                 "PreToolUse",
                                 {"tool_name": "Edit", "tool_input": {"file_path": str(root / path)}},
+                                env,
+                            )
+                        )
+                        times["PreToolUse (Bash)"].append(
+                            _hook(
+                                root,
+                                "PreToolUse",
+                                {"tool_name": "Bash", "tool_input": {"command": command}},
                                 env,
                             )
                         )
