@@ -125,35 +125,47 @@ class Connection:
             return s.execute_write(work)
 
     def _read(self, query: str, **params: Any) -> list[Any]:
-        with self._session() as s:
-            return list(s.run(query, params))
+        return self._retrying(lambda s: list(s.run(query, params)))
 
     def _read_stamped(self, query: str, **params: Any) -> tuple[list[Any], str | None]:
         """`_read`, and where the database is in its history of commits afterwards: the bookmark
         the server gives after a read (it names the last committed transaction), None when it
         gives none. The same stamp twice means nothing was committed in between, by any client."""
-        with self._session() as s:
-            rows = list(s.run(query, params))
-            values = sorted(s.last_bookmarks().raw_values)
-        return rows, "|".join(values) or None
 
-    def _ensure_schema(self) -> None:
-        """The schema and its backfill (idempotent). Clients connecting at once to a fresh server
-        race on them (each statement: ccmemory.index.neo4j_retry); a transient error of the whole
-        setup is tried again, with a growing pause, for up to RETRY_SECONDS."""
+        def work(s: neo4j.Session) -> tuple[list[Any], str | None]:
+            rows = list(s.run(query, params))
+            return rows, "|".join(sorted(s.last_bookmarks().raw_values)) or None
+
+        return self._retrying(work)
+
+    def _retrying(self, work: Callable[[neo4j.Session], T]) -> T:
+        """`work` (reads, or idempotent setup) in a new session, run again with a growing pause
+        for up to RETRY_SECONDS when the server answers with a transient error it says is worth
+        retrying: a read that saw data another client was committing ("outdated read", seen with 8
+        clients at once), a deadlock. The driver retries only managed transactions; these are
+        auto-commit statements. A lost server is not transient: it fails at once."""
         deadline = time.monotonic() + RETRY_SECONDS
         pause = 0.05
         while True:
             try:
                 with self._session() as s:
-                    ensure_schema(s)
-                    self._after_schema(s)
-                return
-            except TransientError:
-                if time.monotonic() + pause > deadline:
+                    return work(s)
+            except TransientError as exc:
+                if not exc.is_retryable() or time.monotonic() + pause > deadline:
                     raise
                 time.sleep(pause * (1 + random.random()))
                 pause = min(pause * 2, 1.0)
+
+    def _ensure_schema(self) -> None:
+        """The schema and its backfill (idempotent). Clients connecting at once to a fresh server
+        race on them (each statement: ccmemory.index.neo4j_retry); a transient error of the whole
+        setup is tried again (`_retrying`)."""
+
+        def work(s: neo4j.Session) -> None:
+            ensure_schema(s)
+            self._after_schema(s)
+
+        self._retrying(work)
 
     def _after_schema(self, session: neo4j.Session) -> None:
         """What a subclass fills in once the schema is in place (the index backfills term rows);
