@@ -110,7 +110,8 @@ def tool(
     touched = tool_paths(tool_name, tool_input, root, cwd)
     command = tool_input.get("command") if tool_name == "Bash" and isinstance(tool_input, Mapping) else None
     words = command_words(command) if isinstance(command, str) else ""
-    if not (touched or engine.worth_asking(words, command=True)) or _nothing_to_ask(root):
+    by_words = engine.worth_asking(words, command=True)
+    if not (touched or by_words) or _nothing_to_ask(root):
         return ""
     ctx = Context(root, session)
     try:
@@ -123,7 +124,7 @@ def tool(
         picks = _file_picks(ctx, touched, limit) if touched else []
         if picks is None:
             return ""
-        if engine.worth_asking(words, command=True):
+        if by_words:
             picks = engine.combine(picks, _text_picks(ctx, words, limit, command=True) or [], limit)
         if touched:
             what = touched[0] if len(touched) == 1 else f"{touched[0]} and {len(touched) - 1} more"

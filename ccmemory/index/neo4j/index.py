@@ -227,25 +227,24 @@ class Neo4jIndex(VectorStore, MemoryReads, ReferenceGraph):
         """Forget this scope's file records. Memories other scopes still have files for survive
         (re-derived from those); when no other scope indexed the project, everything goes."""
         self.set_sync_state(project, None)
-        with self._session() as s:
-            others = s.run(
-                "RETURN EXISTS { MATCH (f:MemoryFile {project: $p}) WHERE f.scope <> $s } AS other",
-                p=project,
-                s=self.scope,
-            ).single()
-        if not (others and others["other"]):
+        others = self._read(
+            "RETURN EXISTS { MATCH (f:MemoryFile {project: $p}) WHERE f.scope <> $s } AS other",
+            p=project,
+            s=self.scope,
+        )
+        if not (others and others[0]["other"]):
             self.drop_project(project)
             return
+        ids = [
+            r["id"]
+            for r in self._read(
+                "MATCH (f:MemoryFile {project: $p, scope: $s}) WHERE f.mem_id IS NOT NULL "
+                "RETURN DISTINCT f.mem_id AS id ORDER BY id",
+                p=project,
+                s=self.scope,
+            )
+        ]
         with self._session() as s:
-            ids = [
-                r["id"]
-                for r in s.run(
-                    "MATCH (f:MemoryFile {project: $p, scope: $s}) WHERE f.mem_id IS NOT NULL "
-                    "RETURN DISTINCT f.mem_id AS id ORDER BY id",
-                    p=project,
-                    s=self.scope,
-                )
-            ]
             for start in range(0, len(ids), 2000):
                 chunk = ids[start : start + 2000]
 
