@@ -19,7 +19,7 @@ import pytest
 
 from ccmemory.core.model import Memory, parse_timestamp
 from ccmemory.features.recall import paths as P
-from ccmemory.features.recall.engine import RECALL_TYPES, file_picks
+from ccmemory.features.recall.engine import FILE_TYPES, RECALL_TYPES, file_picks
 from ccmemory.features.recentfiles import recent_files as _recent_files
 from ccmemory.index import sqlite as sqlite_mod
 from ccmemory.index.base import FileRecord, Filters
@@ -101,14 +101,20 @@ def _picks_over_every_link(idx: SQLiteIndex, touched: list[str]) -> list[tuple[s
     from ccmemory.features.recall.engine import _TYPE_ORDER
 
     best: dict[str, tuple[int, str]] = {}
-    for mem_id, pattern in idx.file_links(Filters("p", types=list(RECALL_TYPES))):
+    for mem_id, pattern in idx.file_links(Filters("p", types=list(FILE_TYPES))):
         for path in touched:
             strength = P.match(pattern, path)
             if strength > best.get(mem_id, (0, ""))[0]:
                 best[mem_id] = (strength, path)
     mems = sorted(
         idx.get("p", list(best)),
-        key=lambda m: (-best[m.id][0], _TYPE_ORDER.get(m.type, 99), m.created, m.id),
+        key=lambda m: (
+            m.type not in RECALL_TYPES,
+            -best[m.id][0],
+            _TYPE_ORDER.get(m.type, 99),
+            m.created,
+            m.id,
+        ),
     )
     return [(m.id, float(best[m.id][0]), f"file {best[m.id][1]}") for m in mems]
 

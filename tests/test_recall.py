@@ -300,6 +300,45 @@ def test_file_recall_before_an_edit(vault: Path) -> None:
     assert _edit(vault, "git status", "s-4", "Bash") == ""
 
 
+def test_every_memory_naming_a_file_is_recalled_what_changes_the_edit_first(vault: Path) -> None:
+    """A question (open or answered), an insight and a reference that name a file are recalled
+    with it, after the memories that change how it is edited (the issue's "inject those
+    memories"); superseded ones never."""
+    path = "services/invoicing/exporter.py"
+    for args in (
+        ["reference", "ERP gateway interface spec", "--field", "uri=docs/erp/interface.md"],
+        [
+            "question",
+            "Why does the exporter retry only twice?",
+            "--field",
+            "answer=The ERP bans clients after three.",
+        ],
+        [
+            "insight",
+            "Most export failures happen on the first of the month",
+            "--field",
+            "implications=Batch smaller then.",
+        ],
+    ):
+        _cli(vault, "new", *args, "--body", "See the exporter.", "--file", path)
+    _cli(vault, "reindex")
+    text = _edit(vault, path, "s-files", "Read")
+    lines = [ln for ln in text.splitlines() if ln.startswith("- ")]
+    assert lines[0].startswith("- [gotcha] The ERP gateway drops invoice batches"), lines
+    shown = "\n".join(lines)
+    for title in (
+        "ERP gateway interface spec",
+        "Why does the exporter retry only twice?",
+        "Most export failures happen on the first of the month",
+    ):
+        assert title in shown, lines
+    assert [t for t in engine.FILE_TYPES if t not in engine.RECALL_TYPES] == [
+        "insight",
+        "reference",
+        "question",
+    ]
+
+
 def test_a_one_word_command_recalls_the_memory_that_names_it(vault: Path) -> None:
     """A command's words are never chatter and say in an identifier or two what a prompt says in
     a sentence: one content word is enough to ask ("just e2e" is "e2e"), at a lower bar than a
