@@ -229,6 +229,8 @@ def test_chatter_injects_nothing(vault: Path, chatter: str) -> None:
         ("what usually breaks the nightly invoice export?", True),  # "usually" alone is ours
         # how a named thing works, how two compare, pros and cons, ELI5, "what is X and why"...
         ("how does gRPC deadline propagation work?", False),
+        ("how does invoice caching work in the Django ORM layer?", False),  # words after "work"
+        ("how does ERP retry backoff work, with the jitter and the caps?", False),
         ("how do Avro and Protobuf compare for the ERP events", False),
         ("SFTP or AS2 for the ERP drop, pros and cons?", False),
         ("ELI5 the outbox pattern", False),
@@ -237,6 +239,8 @@ def test_chatter_injects_nothing(vault: Path, chatter: str) -> None:
         # ...unless it names the project's thing, or asks about a decision's trade-offs
         ("how does the nightly invoice export work?", True),
         ("how does our ERP retry work?", True),
+        ("how does ERP retry work in this repo?", True),
+        ("how does the exporter work out the invoice currency?", True),
         ("what were the trade-offs of batching invoices to the ERP?", True),
         ("what's the ERP gateway written in, and how do I run its tests?", True),
         ("what does erp_batch_max do in production?", True),

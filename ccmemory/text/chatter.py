@@ -76,14 +76,20 @@ _CONCEPT = re.compile(
     re.IGNORECASE,
 )
 #: How a named thing works in general, asked as a question that names nothing of the project's
-#: ("how does TLS session resumption work?", "how does Celery's acks_late setting work": not "how
-#: does the nightly export work?", this project's job), how two things compare ("how do React
+#: ("how does TLS session resumption work?", "how does Celery's acks_late setting work", and since
+#: the tenth session with words after "work": "how does caching work in the Next.js app router?",
+#: 13 chatter prompts and 1 question of the 23 tuning sets; not "how does the nightly export
+#: work?", this project's job), how two things compare ("how do React
 #: Native and Flutter compare…"), pros and cons (not "the trade-offs", a decision's), "ELI5", "what
 #: is X and why/what/how …" (not "what's fhir-api written in, and how do I run its tests?"), "what
 #: does X do in <Name> / in a …?" (not "in production"). Chosen on the seventeen tuning sets
 #: (2026-11-27, ninth session: no task or question of any set matches; bench/RESULTS-recall.md).
 _EXPLAINER = re.compile(
-    r"^\s*how (?:does|do)\b(?!.*\b(?:the|this|that|my|i)\b).*\bwork\b\W*$"
+    # the subject names nothing of ours (no the/this/that/my/I before "work"), and what follows
+    # "work" neither ("…work in the Next.js app router?", "…work across services?", not "…work
+    # in this repo?"; not "work out", which asks how something is computed)
+    r"^\s*how (?:does|do)\b(?:(?!\b(?:the|this|that|my|i)\b)[^,?])*?\bwork\b(?!\s+out\b)"
+    r"(?![^?]*\b(?:this|that|my|i)\b)"
     r"|^\s*how (?:do|does)\b.*\bcompare\b"
     r"|(?<!\bthe )\b(?:pros and cons|trade-?offs)\b"  # not "what were the trade-offs of dropping Kafka?"
     r"|\beli5\b"
