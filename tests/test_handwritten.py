@@ -211,6 +211,29 @@ def test_pre_commit_hook_from_init_fixes_staged_files(tmp_path: Path) -> None:
     git(root, "commit", "-q", "-m", "readme")
 
 
+@pytest.mark.parametrize("name", ["clé-décision.md", "日本語のメモ.md", 'say "hi".md'])
+def test_pre_commit_hook_sees_memory_files_whose_names_git_quotes(tmp_path: Path, name: str) -> None:
+    """git quotes a non-ASCII name in `diff --name-only` ("…/cl\\303\\251.md"); the hook's .md test
+    missed it and let a secret through uncommitted-checked, and left the file without an id."""
+    from tests.capture_helpers import SECRETS
+
+    root = _repo(tmp_path, hooks=True)
+    _write(root, f"decisions/{name}", HAND)
+    git(root, "add", "-A")
+    proc = subprocess.run(
+        ["git", "commit", "-q", "-m", "by hand"], cwd=root, capture_output=True, text=True, env=cli_env()
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert re.search(r"^id: [0-9A-Z]{26}$", (root / ".ccmemory/decisions" / name).read_text(), re.MULTILINE)
+    secret = _write(root, f"facts/{name}", f"---\ntype: fact\ntitle: S\n---\nkey {SECRETS['anthropic']}\n")
+    git(root, "add", "-A")
+    proc = subprocess.run(
+        ["git", "commit", "-q", "-m", "secret"], cwd=root, capture_output=True, text=True, env=cli_env()
+    )
+    assert proc.returncode != 0 and "commit refused" in proc.stderr, proc.stderr
+    assert secret.name not in git(root, "ls-tree", "-r", "--name-only", "HEAD")
+
+
 @pytest.mark.parametrize("mtype", sorted(TYPES))
 def test_templates_are_valid_as_copied_and_their_guidance_is_never_content(
     tmp_path: Path, mtype: str

@@ -88,7 +88,10 @@ if [ -x "$0{chain}" ]; then
 fi
 top=$(git rev-parse --show-toplevel 2>/dev/null) || exit 0
 [ -d "$top/.ccmemory" ] || exit 0
-git diff --cached --name-only --diff-filter=AM -- "$top/.ccmemory/" 2>/dev/null | grep -q '[.]md$' || exit 0
+# quotePath off: git would quote a non-ASCII name ("…/cl\\303\\251.md"), which the .md test missed;
+# a name git still quotes (a quote, a tab, a newline in it) ends in .md" and is matched too
+git -c core.quotePath=false diff --cached --name-only --diff-filter=AM -- "$top/.ccmemory/" 2>/dev/null |
+    grep -q '[.]md"\\{{0,1\\}}$' || exit 0
 py=$CCMEMORY_PYTHON
 if [ -z "$py" ] || [ ! -x "$py" ]; then
     cmd=$(command -v ccmemory 2>/dev/null) || exit 0
