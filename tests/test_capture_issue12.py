@@ -26,7 +26,7 @@ from ccmemory.features.capture.settings import CaptureSettings
 from ccmemory.features.capture.store import Store
 from ccmemory.features.context import context_for
 from ccmemory.surfaces.cli.cmd_import import command as import_command
-from tests.capture_helpers import hook_env, make_repo, memory_files, read_memory, wait_for_worker
+from tests.capture_helpers import hook_env, make_repo, memory_files, read_memory, run_hook, wait_for_worker
 from tests.replay import replay
 from tests.test_capture_providers import anthropic_with, messages_response
 
@@ -402,3 +402,45 @@ def test_files_only_context_fallback_has_gotchas_and_exceptions() -> None:
     ]
     text, ids = fallback_context(mems, 200)
     assert "Gotchas" in text and "Exceptions" in text and ids.index("01A") < ids.index("01C")
+
+
+def test_files_only_context_fallback_leaves_out_superseded_memories(tmp_path: Path) -> None:
+    """When the index cannot be opened (a dead Neo4j), SessionStart falls back to the files: a
+    memory replaced by another (by id, by a SUPERSEDES relation, or by a path target) is not
+    listed beside its replacement, as the index would not list it."""
+    repo = make_repo(tmp_path)
+    mem = repo / ".ccmemory" / "decisions"
+    mem.mkdir(parents=True)
+    (mem / "cookies.md").write_text(
+        "---\nid: 01J0000000000000000000000A\ntype: decision\ntitle: Use httpOnly cookies for tokens\n"
+        "created: 2025-01-01T00:00:00Z\n---\nCookies.\n"
+    )
+    (mem / "memory-only.md").write_text(
+        "---\nid: 01J0000000000000000000000B\ntype: decision\ntitle: Store tokens in memory only\n"
+        "created: 2025-02-01T00:00:00Z\nsupersedes: [01J0000000000000000000000A]\n---\nNo cookies.\n"
+    )
+    (mem / "use-postgres.md").write_text("---\ntype: decision\ntitle: Use Postgres 12\n---\nOld.\n")
+    (mem / "pg16.md").write_text(
+        "---\nid: 01J0000000000000000000000C\ntype: decision\ntitle: Use Postgres 16\n"
+        "created: 2025-03-01T00:00:00Z\nsupersedes: [decisions/use-postgres.md]\n---\nNew.\n"
+    )
+    (mem / "redis.md").write_text("---\ntype: decision\ntitle: Sessions in Redis\n---\nOld.\n")
+    (mem / "memcached.md").write_text(
+        "---\nid: 01J0000000000000000000000D\ntype: decision\ntitle: Sessions in Memcached\n"
+        "created: 2025-04-01T00:00:00Z\nrelations: [{type: SUPERSEDES, target: .ccmemory/decisions/redis.md}]\n"
+        "---\nNew.\n"
+    )
+    env = hook_env(
+        CCMEMORY_BACKEND="neo4j",
+        CCMEMORY_NEO4J_URI="bolt://127.0.0.1:1",
+        CCMEMORY_NEO4J_PASSWORD="x",
+        CCMEMORY_NO_WORKER="1",
+    )
+    payload = {"session_id": "s1", "cwd": str(repo), "hook_event_name": "SessionStart", "source": "startup"}
+    proc = run_hook("SessionStart", payload, repo, env)
+    assert proc.returncode == 0, proc.stderr
+    text = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    for current in ("Store tokens in memory only", "Use Postgres 16", "Sessions in Memcached"):
+        assert current in text, text
+    for replaced in ("Use httpOnly cookies", "Use Postgres 12", "Sessions in Redis"):
+        assert replaced not in text, text

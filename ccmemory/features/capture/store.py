@@ -127,10 +127,8 @@ class Store:
                 log.info("service search failed, using files only: %s", exc)
         query_text = f"{query}\n{memory.text_fields()}"
         scored = []
-        everything = self.all_memories()
-        replaced = {old for e in everything for old in e.supersedes}  # compare with what is current
-        for e in everything:
-            if e.id == memory.id or e.id in out or e.id in replaced:
+        for e in in_force(self.all_memories()):  # compare with what is current
+            if e.id == memory.id or e.id in out:
                 continue
             score = max(similarity(memory.title, e.title), similarity(query_text, f"{e.title}\n{e.body}"))
             if score >= NEAR:
@@ -193,6 +191,32 @@ _HEADINGS = {
 }
 
 
+def in_force(memories: list[Existing]) -> list[Existing]:
+    """The memories no other one supersedes (by id, or by a path target such as
+    ``decisions/use-postgres.md``), as the index would serve them: the digest without an index
+    must not list a replaced memory beside its replacement."""
+    ids: set[str] = set()
+    paths: set[str] = set()
+    for e in memories:
+        for t in e.supersedes:
+            t = t.strip()
+            if t.lower().endswith(".md"):
+                t = t.replace("\\", "/")
+                while t.startswith("./"):
+                    t = t[2:]
+                paths.add("/" + t.lstrip("/"))
+            elif t:
+                ids.add(t.upper())
+
+    def replaced(e: Existing) -> bool:
+        if e.id.upper() in ids:
+            return True
+        where = e.path.as_posix()
+        return any(where.endswith(p) for p in paths)
+
+    return [e for e in memories if not replaced(e)]
+
+
 def fallback_context(memories: list[Existing], budget_tokens: int) -> tuple[str, list[str]]:
     """Ids and one-liners grouped by type, rules first, newest first, within ~4 chars/token."""
     budget_chars = max(0, budget_tokens) * 4
@@ -203,7 +227,7 @@ def fallback_context(memories: list[Existing], budget_tokens: int) -> tuple[str,
     used = len(header)
     ids: list[str] = []
     by_type: dict[str, list[Existing]] = {}
-    for e in memories:
+    for e in in_force(memories):
         by_type.setdefault(e.type, []).append(e)
     for mtype in _ORDER:
         group = sorted(by_type.get(mtype, []), key=lambda e: e.id, reverse=True)
@@ -235,7 +259,7 @@ def _existing(mem: Memory, path: Path) -> Existing:
         list(mem.files),
         mem.session,
         mem.source,
-        tuple(mem.supersedes),
+        tuple(r.target for r in mem.all_relations() if r.type == "SUPERSEDES"),
     )
 
 
