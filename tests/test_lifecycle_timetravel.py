@@ -70,3 +70,20 @@ def test_snapshot_reuses_cached_embeddings_from_the_live_index(repo: Path) -> No
     snap = build_snapshot(repo, "t1", config)
     assert snap.count == 1
     assert snap.index.missing_vectors(config.project, "fake-embedder") == []  # nothing to re-embed
+
+
+def test_search_at_a_revision_without_memories_answers_nothing(repo: Path) -> None:
+    """A revision from before the vault held any memory (a tag from before ccmemory was adopted):
+    the snapshot is empty, and the search's "build a never-built index" step must not fill it from
+    today's working tree."""
+    (repo / "README").write_text("before ccmemory\n")
+    git(repo, "add", "README")
+    git(repo, "commit", "-q", "-m", "before")
+    git(repo, "tag", "v0")
+    now, _ = add_memory(repo, "Today's decision about the quokka")
+    commit_all(repo, "today")
+    reindex(repo)
+    assert set(search(repo, "quokka")) == {now}
+    proc = cli(repo, "search", "quokka", "--json", "--mode", "text", "--at", "v0")
+    assert json.loads(proc.stdout) == [], proc.stderr
+    assert "built it from" not in proc.stderr

@@ -50,7 +50,16 @@ class Trace:
 
 
 class Service:
-    def __init__(self, vault: Vault, config: Config | None = None, index: Index | None = None):
+    def __init__(
+        self,
+        vault: Vault,
+        config: Config | None = None,
+        index: Index | None = None,
+        *,
+        snapshot: bool = False,
+    ):
+        """``snapshot``: ``index`` holds the memories of another revision (``--at``), not of the
+        working tree: a search that finds nothing never builds it from the working tree's files."""
         self.vault = vault
         self.config = config or load_config(vault.root)
         self._index = index
@@ -64,7 +73,8 @@ class Service:
         self.vectors_pending = 0  # memories without a vector, as last counted
         self.vectors_from_cache = 0  # vectors taken from the per-user cache by this Service
         self._background_started = False  # a worker was started since the last scan
-        self._built_on_demand = False  # a search found the index empty and built it (once)
+        # a search found the index empty and built it (once); never for a snapshot
+        self._built_on_demand = snapshot
 
     @classmethod
     def open(cls, start: Path | None = None) -> Service:

@@ -97,4 +97,4 @@ def open_service_at(start: Path | None, rev: str) -> tuple[Service, Snapshot]:
         raise gitstate.GitError("--at needs a git repository")
     config = load_config(vault.root)
     snap = build_snapshot(vault.root, rev, config)
-    return Service(vault, config, snap.index), snap
+    return Service(vault, config, snap.index, snapshot=True), snap
