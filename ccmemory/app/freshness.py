@@ -29,8 +29,11 @@ def moved(svc: Service) -> str | None:
     except Exception:  # an index that cannot answer: the command reports it when it reads
         return None
     before = State.from_dict(stored) if stored else None
-    if before is None:  # an older index, a reindex cut short: nothing to compare with
-        return None
+    if before is None:
+        # never built here (a new worktree: its post-checkout reindex may be running, and a read
+        # answered from the half-built index with nothing); else an older index or a reindex cut
+        # short: nothing to compare with
+        return "the index was not built yet" if svc.never_built() else None
     if not before.settled:  # git rewrote files while the last reindex read them
         return "the working tree changed"
     root = svc.vault.root

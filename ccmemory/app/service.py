@@ -257,6 +257,25 @@ class Service:
         with exclusive(self.vault.dir / "local"):
             return self._reindex(full, progress)
 
+    def never_built(self) -> bool:
+        """No reindex has finished here (no stored git state) and the index holds nothing of the
+        project while memory files exist: a new clone or worktree, whose first reindex (the
+        post-checkout hook's, in the background) may be running right now."""
+        try:
+            if self.index.sync_state(self.project) or self.index.count(self.filters(include_superseded=True)):
+                return False
+        except Exception:  # an index that cannot answer: the caller's read reports it
+            return False
+        return next(self.vault.iter_paths(), None) is not None
+
+    def wait_for_reindex(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for a reindex another process runs to finish (without
+        running one); False when it still runs."""
+        from ccmemory.app.reindexlock import exclusive
+
+        with exclusive(self.vault.dir / "local", timeout=timeout) as held:
+            return held
+
     def reindex_unless_busy(self, *, wait: float) -> ReindexReport | None:
         """:meth:`reindex`, or None when another reindex of this repository still runs after
         ``wait`` seconds (then the index is what that one leaves)."""

@@ -16,6 +16,7 @@ from typing import Any
 
 from ccmemory.core import settings
 from ccmemory.core.errors import ConfigError
+from ccmemory.core.projectname import default_project
 from ccmemory.core.settings import ContextSettings
 
 TYPE_CHECKING = False
@@ -25,7 +26,8 @@ if TYPE_CHECKING:
 CONFIG_FILE = "config.yaml"
 DEFAULT_CONFIG = """\
 # ccmemory settings for this repository (committed; the environment overrides them).
-# project: my-project          # name used in a shared index (default: the repository folder name)
+# project: my-project          # name used in a shared index (default: the repository folder name;
+#                               # a linked worktree's is its main checkout's)
 # main_branch: main            # the branch whose files are "curated" (default: detected)
 backend: sqlite                # sqlite (embedded, default) or neo4j (CCMEMORY_NEO4J_URI ...)
 context:
@@ -256,7 +258,7 @@ def load_config(root: Path, *, env: dict[str, str] | None = None) -> Config:
     assert isinstance(neo, dict)
     embedder = raw.get("embedder")
     cfg = Config(
-        project=str(settings.PROJECT.get(env) or raw.get("project") or root.name),
+        project=str(settings.PROJECT.get(env) or raw.get("project") or default_project(root)),
         backend=str(settings.BACKEND.get(env) or raw.get("backend") or "sqlite").lower(),
         main_branch=(str(raw["main_branch"]) if raw.get("main_branch") else None),
         neo4j_uri=str(settings.NEO4J_URI.get(env) or neo.get("uri") or "bolt://127.0.0.1:7687"),

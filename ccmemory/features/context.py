@@ -268,6 +268,11 @@ def _reference(svc: Service, task: str | None, budget_tokens: int) -> str:
     return text
 
 
+#: seconds SessionStart waits for the first reindex of a new clone or worktree (run by a git hook in
+#: the background) before it answers from the index as it is
+SESSION_START_WAIT = 3.0
+
+
 def session_start_context(store: Store, budget_tokens: int) -> tuple[str, list[str]]:
     """SessionStart's context (text, ids) through capture's store: the index's `context_for`
     when the store's service opens, a files-only listing otherwise (the index is a cache; a
@@ -275,6 +280,8 @@ def session_start_context(store: Store, budget_tokens: int) -> tuple[str, list[s
     svc = store.service()
     if svc is not None:
         try:
+            if svc.never_built():  # a new worktree: its first reindex (a git hook's) may be running
+                svc.wait_for_reindex(SESSION_START_WAIT)
             res = context_for(svc, budget_tokens)
             return str(res.text), list(res.ids)
         except Exception as exc:

@@ -34,8 +34,9 @@ class Context:
     @property
     def project(self) -> str:
         from ccmemory.core import settings as env
+        from ccmemory.core.projectname import default_project
 
-        return str(env.PROJECT.get() or self.raw.get("project") or _basename(self.root))
+        return str(env.PROJECT.get() or self.raw.get("project") or default_project(self.root))
 
     def local_index(self) -> Any:
         """The SQLite index, or None when the project uses another backend (a hook does not
@@ -65,12 +66,6 @@ class Context:
         if self._index is not None:
             self._index.close()
             self._index = None
-
-
-def _basename(root: str) -> str:
-    import os
-
-    return os.path.basename(os.path.normpath(root))
 
 
 def _nothing_to_ask(root: str) -> bool:

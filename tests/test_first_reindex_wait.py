@@ -1,0 +1,88 @@
+"""A read that comes while a new clone's or worktree's first reindex runs (a git hook's, in the
+background) waits for it instead of answering from the half-built index."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.conftest import git
+from tests.lifecycle_util import add_memory, commit_all, search
+
+_HALF_BUILT = """
+import sqlite3, sys, time
+from pathlib import Path
+from ccmemory.app.reindexlock import exclusive
+from ccmemory.app.service import Service
+
+root = Path(sys.argv[1])
+with Service.open(root) as svc:
+    local = svc.vault.dir / "local"
+    with exclusive(local):
+        # what a first reindex has written half-way: its file records, no memory yet, no state
+        svc.reindex()
+        svc.index.set_sync_state(svc.project, None)
+        svc.index.db.execute("DELETE FROM memories")
+        (local / "half-built").write_text("1")
+        time.sleep(1.5)
+        svc.reindex(full=True)
+"""
+
+
+def test_a_read_during_a_new_worktrees_first_reindex_waits_for_it(repo: Path, tmp_path: Path) -> None:
+    """`git worktree add` starts the first reindex of the new worktree in the background; a
+    search (or SessionStart) that came while it ran answered from the half-built index: nothing,
+    exit 0, no notice. It waits for that reindex now (up to CATCH_UP_WAIT / SESSION_START_WAIT)."""
+    import subprocess
+    import sys
+    import time
+
+    from tests.capture_helpers import hook_env, run_hook
+
+    wanted, _ = add_memory(repo, "Decision about the wombat burrow")
+    commit_all(repo, "one")
+    for reader in ("search", "session-start"):
+        wt = tmp_path / f"wt-{reader}"
+        git(repo, "worktree", "add", "-q", "-b", f"b-{reader}", str(wt))
+        (wt / ".ccmemory" / "local").mkdir(parents=True, exist_ok=True)
+        holder = subprocess.Popen([sys.executable, "-c", _HALF_BUILT, str(wt)], env=hook_env())
+        try:
+            for _ in range(300):
+                if (wt / ".ccmemory" / "local" / "half-built").exists():
+                    break
+                time.sleep(0.05)
+            if reader == "search":
+                assert set(search(wt, "wombat")) == {wanted}
+            else:
+                payload = {
+                    "session_id": "s",
+                    "cwd": str(wt),
+                    "hook_event_name": "SessionStart",
+                    "source": "startup",
+                }
+                proc = run_hook("SessionStart", payload, wt, hook_env(CCMEMORY_NO_WORKER="1"))
+                assert "wombat" in proc.stdout.decode(), proc.stdout
+        finally:
+            assert holder.wait(timeout=60) == 0
+
+
+def test_a_linked_worktree_is_the_same_project_as_its_main_checkout(repo: Path, tmp_path: Path) -> None:
+    """Without `project:` in config.yaml the project is the repository's folder name; a linked
+    worktree's folder (`../wt-feature`) named another project, split off the repository's on a
+    shared server. A submodule (its `.git` a file too) keeps its own name."""
+    from ccmemory.core.config import load_config
+    from ccmemory.core.projectname import default_project
+    from ccmemory.features.recall.run import Context
+
+    add_memory(repo, "Decision about the numbat")
+    commit_all(repo, "one")
+    wt = tmp_path / "wt-feature"
+    git(repo, "worktree", "add", "-q", "-b", "feature", str(wt))
+    assert default_project(wt) == default_project(repo) == repo.name == "repo"
+    assert load_config(wt).project == "repo"
+    assert Context(str(wt), "s").project == "repo"  # the recall hooks' own lookup
+    sub = tmp_path / "super" / "lib"
+    sub.mkdir(parents=True)
+    (sub / ".git").write_text("gitdir: ../.git/modules/lib\n")
+    assert default_project(sub) == "lib"
+    (sub / ".git").write_text("not a gitdir line\n")
+    assert default_project(sub) == "lib"
