@@ -3,6 +3,7 @@ background) waits for it instead of answering from the half-built index."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 from tests.conftest import git
@@ -10,6 +11,7 @@ from tests.lifecycle_util import add_memory, commit_all, search
 
 _HALF_BUILT = """
 import sqlite3, sys, time
+import subprocess
 from pathlib import Path
 from ccmemory.app.reindexlock import exclusive
 from ccmemory.app.service import Service
@@ -86,3 +88,24 @@ def test_a_linked_worktree_is_the_same_project_as_its_main_checkout(repo: Path, 
     assert default_project(sub) == "lib"
     (sub / ".git").write_text("not a gitdir line\n")
     assert default_project(sub) == "lib"
+
+
+def test_a_merge_abort_after_a_conflicted_memory_file_needs_no_manual_reindex(repo: Path) -> None:
+    """A merge conflict in a memory file leaves it invalid (conflict markers) and out of the index;
+    `git merge --abort` puts the file back but runs no hook and moves no commit, so every read
+    said the file was invalid until a hand-run `reindex`. A read now sees the invalid file changed."""
+    mid, rel = add_memory(repo, "Decision about the echidna diet")
+    commit_all(repo, "one")
+    path = repo / rel
+    git(repo, "checkout", "-q", "-b", "other")
+    path.write_text(path.read_text().replace("echidna diet", "echidna diet, ants"))
+    commit_all(repo, "other")
+    git(repo, "checkout", "-q", "main")
+    path.write_text(path.read_text().replace("echidna diet", "echidna diet, termites"))
+    commit_all(repo, "main")
+    proc = subprocess.run(["git", "merge", "-q", "other"], cwd=repo, capture_output=True, text=True)
+    assert proc.returncode != 0 and "<<<<<<<" in path.read_text()
+    assert mid not in search(repo, "echidna")  # the conflicted file is left out
+    git(repo, "merge", "--abort")
+    found = search(repo, "echidna")
+    assert mid in found and "termites" in found[mid]["title"]

@@ -8,7 +8,9 @@ commits stored by the last reindex (`gitdelta.State`) with git's (two `git rev-p
 ms); when they differ the command reindexes first (incremental: it asks git what changed).
 
 Not covered: working-tree changes that move no commit (`git stash pop`, an editor saving a memory
-file): `ccmemory watch` and the next hook or `reindex` see those.
+file): `ccmemory watch` and the next hook or `reindex` see those. Except for the files the index
+left out as invalid: a change to one of those (`git merge --abort` after a conflict in a memory
+file, a hand fix) is caught by comparing their stats (a handful of files, usually none).
 """
 
 from __future__ import annotations
@@ -41,4 +43,31 @@ def moved(svc: Service) -> str | None:
         return "HEAD moved"
     if gitstate.main_commit(root, before.main_branch) != before.main:
         return f"{before.main_branch} moved"
+    return _invalid_file_changed(svc)
+
+
+#: invalid files looked at by `moved` (usually none; a merge conflict leaves a few)
+_INVALID_CHECKED = 20
+
+
+def _invalid_file_changed(svc: Service) -> str | None:
+    """A memory file the index left out as invalid has changed on disk since (no commit moved:
+    `git merge --abort` put back the version without conflict markers, a hand fix was saved),
+    so the index still leaves the memory out until a reindex."""
+    import os
+
+    try:
+        count, paths = svc.index.invalid_files(svc.project, limit=_INVALID_CHECKED)
+        if not count:
+            return None
+        states = svc.index.file_states(svc.project, paths)
+    except Exception:  # an index that cannot answer: the command reports it when it reads
+        return None
+    for path, state in states.items():
+        try:
+            st = os.stat(svc.vault.abs(path))
+        except OSError:
+            return "an invalid memory file was removed"
+        if (st.st_mtime_ns, st.st_size) != (state.mtime_ns, state.size):
+            return "an invalid memory file changed"
     return None
