@@ -118,3 +118,13 @@ def test_doctor_names_a_missing_model(repo: Path, run_cli: RunCli, tmp_path: Pat
         run_cli(repo, "doctor", "--json", env={"CCMEMORY_MODEL_PATH": str(missing)}, check=False).stdout
     )
     assert data["embedder"]["available"] is False and str(missing) in data["embedder"]["reason"]
+
+
+def test_doctor_fails_on_a_config_problem_it_lists(repo: Path, run_cli: RunCli) -> None:
+    """It listed config.yaml's problems and exited 0; a config problem is a setup problem."""
+    setup_vault(repo, run_cli)
+    cfg = repo / ".ccmemory" / "config.yaml"
+    cfg.write_text(cfg.read_text() + "\nrecall:\n  budget_tokens: lots\n")
+    proc = run_cli(repo, "doctor", "--json", check=False)
+    data = json.loads(proc.stdout)
+    assert data["config"]["problems"] and data["ok"] is False and proc.returncode == 1

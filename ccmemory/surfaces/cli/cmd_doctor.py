@@ -183,7 +183,9 @@ def gather(start: Path | None = None) -> tuple[dict[str, Any], bool]:
     report["capture_review"] = _precision_report(vault, config)
     report["git_hooks"] = _hooks_report(vault.root)
     report["cross_project"] = _cross_report(config, vault)
-    return report, bool(report["index"]["ok"])
+    # a config problem is a setup problem (doctor's); invalid memory files are listed, and are
+    # `check`'s to fail on
+    return report, bool(report["index"]["ok"]) and not report["config"]["problems"]
 
 
 def _precision_report(vault: Any, config: Any) -> dict[str, Any]:
@@ -352,7 +354,9 @@ def _cross_text(cross: dict[str, Any]) -> list[str]:
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def doctor_cmd(as_json: bool) -> None:
     """Report version, repository, backend, server, schema, index counts, embedder, capture (and each
-    memory type's capture threshold beside its false-positive rate from review dismissals), hooks."""
+    memory type's capture threshold beside its false-positive rate from review dismissals), hooks.
+    Exits 1 when the index does not work or config.yaml has a problem (invalid memory files are
+    listed; `check` exits 1 for them)."""
     report, ok = gather()
     if as_json:
         emit_json({**report, "ok": ok})
