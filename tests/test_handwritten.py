@@ -463,3 +463,19 @@ def test_provisional_ids_and_path_relations_on_both_backends(
         assert svc.index.superseded_ids(svc.filters()) == {new_ruff}
         if backend == "neo4j":
             svc.index.clear(svc.project)
+
+
+@pytest.mark.parametrize(
+    ("name", "title"),
+    [
+        ("2026-11-20-adopt-black-7k2q.md", "Adopt black"),  # ccmemory's own name: date and id suffix
+        ("2026-11-20-use-redis-fast.md", "Use redis fast"),  # a last word, not a suffix
+        ("use-ruff.md", "Use ruff"),
+        ("use_ruff-now.md", "Use ruff now"),
+    ],
+)
+def test_a_missing_title_comes_from_the_file_name_without_date_and_suffix(name: str, title: str) -> None:
+    from ccmemory.core.vault import title_from
+
+    assert title_from("No heading here.", f".ccmemory/decisions/{name}") == title
+    assert title_from("## A sub heading\n\ntext", name) == "A sub heading"

@@ -180,8 +180,11 @@ def title_from(body: str, path: str) -> str:
     if m and m.group(1).strip():
         return m.group(1).strip()[:200]
     stem = Path(path).stem
-    stem = re.sub(r"^\d{4}-\d{2}-\d{2}-", "", stem)
-    words = stem.replace("_", "-").split("-")
+    dated = re.sub(r"^\d{4}-\d{2}-\d{2}-", "", stem)
+    if dated != stem:  # ccmemory's own name: its last part is the id suffix (a digit in it, so
+        # that "2026-11-20-use-redis-fast.md" keeps "fast"; a suffix of four letters stays)
+        dated = re.sub(r"-(?=[0-9a-z]{0,3}[0-9])[0-9a-hjkmnp-tv-z]{4}$", "", dated)
+    words = dated.replace("_", "-").split("-")
     text = " ".join(w for w in words if w) or "Untitled"
     return text[:1].upper() + text[1:]
 
