@@ -204,6 +204,35 @@ def test_ccmemory_new_and_mcp_record_link_instead_of_dropping(tmp_path: Path) ->
     assert len(memory_files(repo)) == 3
 
 
+def test_links_to_hand_written_files_name_them_by_path_never_by_provisional_id(tmp_path: Path) -> None:
+    """MCP `record` (RELATES_TO) and capture (supersedes) link a file without `id:` by its path:
+    its provisional id changes when the file gets a ULID, so it is never written."""
+    from ccmemory.core.model import provisional_id
+    from ccmemory.surfaces.mcp import ops
+
+    repo = make_repo(tmp_path)
+    sessions = repo / ".ccmemory/decisions/redis-sessions.md"
+    events = repo / ".ccmemory/decisions/redis-events.md"
+    sessions.parent.mkdir(parents=True)
+    sessions.write_text("---\ntype: decision\ntitle: Use Redis for sessions\n---\nSessions live in Redis.\n")
+    events.write_text(f"---\ntype: decision\ntitle: {FIRST}\n---\nWe already run Redis.\n")
+    with Service.open(repo) as svc:
+        svc.reindex()
+        out = ops.record(
+            svc, "decision", title="Use Redis for sessions", body="Sessions in Redis, with a TTL."
+        )
+    target = ".ccmemory/decisions/redis-sessions.md"
+    assert out["linked"] == [f"relates to {target} (Use Redis for sessions): restates it"]
+    assert [r.target for r in read_memory(repo / out["path"]).relations] == [target]
+    p = rules_planner(repo)
+    plan = p.plan(build([{"k": "prompt", "text": f"/decision {SECOND}"}]), ctx(repo, "a"))
+    assert plan.memories[0]["supersedes"] == [provisional_id(".ccmemory/decisions/redis-events.md")]
+    [written], _ = apply_plan(plan, p.store)
+    assert read_memory(written).supersedes == [".ccmemory/decisions/redis-events.md"]
+    for path in memory_files(repo):
+        assert "DRAFT-" not in path.read_text(), path
+
+
 # --- 2. a correction is never written upside down ----------------------------------------------
 
 

@@ -37,6 +37,9 @@ topics: [tooling]
 We lint with ruff instead of flake8: one fast tool, configured in pyproject.toml. Wombat.
 """
 
+REDIS = "---\ntype: decision\ntitle: Use Redis for sessions\n---\nSessions live in Redis.\n"
+FRIDAYS = "---\ntype: decision\ntitle: Deploy on Fridays\n---\nWe deploy on Fridays.\n"
+
 
 def _repo(tmp_path: Path, hooks: bool = False) -> Path:
     root = init_git(tmp_path / "repo")
@@ -184,6 +187,39 @@ def test_relations_by_path_prefix_and_id_follow_a_fixed_target(tmp_path: Path) -
     inc = cli(root, "trace", fixed_id, "--json").stdout
     cli(root, "reindex", "--full", "--no-embed")
     assert cli(root, "trace", fixed_id, "--json").stdout == inc
+
+
+def test_links_to_a_file_without_id_are_written_as_its_path_and_survive_the_commit(tmp_path: Path) -> None:
+    """A provisional id is never stored (docs/file-format.md): `ccmemory new` names a hand-written
+    target by its path, whether it linked it itself (supersedes) or was told to (`--supersedes`),
+    once; the pre-commit hook then gives the target a ULID and the link still holds."""
+    root = _repo(tmp_path, hooks=True)
+    _write(root, "decisions/redis-sessions.md", REDIS)
+    _write(root, "decisions/fridays.md", FRIDAYS)
+    reindex(root)
+    auto = cli(
+        root, "new", "decision", "Use Memcached instead of Redis for sessions",
+        "--body", "Switch from Redis to Memcached for sessions.",
+    )  # fmt: skip
+    told = cli(
+        root, "new", "decision", "Never deploy on Fridays", "--body", "Stop deploying on Fridays.",
+        "--supersedes", "fridays",
+    )  # fmt: skip
+    assert "linked: supersedes .ccmemory/decisions/redis-sessions.md" in auto.stderr
+    for proc, target in ((auto, "redis-sessions.md"), (told, "fridays.md")):
+        text = (root / proc.stdout.strip()).read_text()
+        assert f"supersedes: [.ccmemory/decisions/{target}]\n" in text and "DRAFT-" not in text
+
+    def titles(query: str) -> list[str]:
+        return sorted(item["title"] for item in search(root, query).values())
+
+    before = (titles("redis sessions"), titles("fridays"))
+    assert before == (["Use Memcached instead of Redis for sessions"], ["Never deploy on Fridays"])
+    commit_all(root, "memories")  # the pre-commit hook writes ULIDs into both hand-written files
+    assert is_ulid(Vault(root).read(root / ".ccmemory/decisions/redis-sessions.md").id)
+    rc, findings = _check(root)
+    assert rc == 0 and findings == []
+    assert (titles("redis sessions"), titles("fridays")) == before
 
 
 def test_pre_commit_hook_from_init_fixes_staged_files(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from tests.capture_helpers import read_memory
@@ -92,6 +93,47 @@ def test_json_round_trip_is_lossless(tmp_path: Path, run_cli: RunCli) -> None:
     assert again["written"] == [] and again["already_there"] == 3
     hits = json.loads(run_cli(dst, "search", "invoices cents", "--json").stdout)
     assert hits[0]["title"] == "Invoices are in cents"  # indexed after the import
+
+
+def test_json_round_trip_keeps_links_to_files_without_id_and_by_path(tmp_path: Path, run_cli: RunCli) -> None:
+    """Hand-written files (no `id:` yet, provisional ids) linked by path: the import gives them
+    ULIDs, every link still names its memory, and the superseded one stays superseded."""
+    src = _vault(tmp_path, run_cli, "src")
+    folder = src / ".ccmemory" / "decisions"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "use-postgres.md").write_text("---\ntype: decision\ntitle: Use Postgres\n---\nPostgres 15.\n")
+    (folder / "pooling.md").write_text(
+        "---\nid: 01JD3K8X9QF2B7M4R6T0VWYZAC\ntype: decision\ntitle: Pool connections\n"
+        "created: 2026-01-02T03:04:05Z\n---\nPgBouncer in front of Postgres.\n"
+    )
+    (folder / "pg16.md").write_text(
+        "---\ntype: decision\ntitle: Upgrade to Postgres 16\nsupersedes: [decisions/use-postgres.md]\n"
+        "relations:\n  - {type: DEPENDS_ON, target: ../decisions/pooling.md}\n---\nPostgres 16 now.\n"
+    )
+    exported = run_cli(src, "export", "--to", "json").stdout
+    by_title = {m["title"]: m for m in json.loads(exported)["memories"]}
+    pg16 = by_title["Upgrade to Postgres 16"]
+    assert pg16["supersedes"] == [by_title["Use Postgres"]["id"]]  # the id the path names
+    assert pg16["relations"] == [{"type": "DEPENDS_ON", "target": "01JD3K8X9QF2B7M4R6T0VWYZAC"}]
+    # an export written before targets were resolved: the path of a file without id still works
+    older = exported.replace(
+        json.dumps(by_title["Use Postgres"]["id"]) + "\n", '"decisions/use-postgres.md"\n'
+    )
+    assert older.count("decisions/use-postgres.md") == 1
+    for name, text in (("new", exported), ("old", older)):
+        dst = _vault(tmp_path, run_cli, f"dst-{name}")
+        (tmp_path / f"{name}.json").write_text(text)
+        out = json.loads(run_cli(dst, "import", str(tmp_path / f"{name}.json"), "--json").stdout)
+        assert len(out["written"]) == 3 and out["errors"] == [], name
+        mems = {m.title: m for m in (read_memory(dst / p) for p in out["written"])}
+        assert mems["Upgrade to Postgres 16"].supersedes == [mems["Use Postgres"].id], name
+        assert all(re.fullmatch(r"[0-9A-Z]{26}", m.id) for m in mems.values()), name
+        hits = json.loads(run_cli(dst, "search", "postgres", "--json", "--mode", "text").stdout)
+        assert sorted(h["title"] for h in hits) == ["Pool connections", "Upgrade to Postgres 16"], name
+        findings = json.loads(run_cli(dst, "check", "--json").stdout)
+        assert findings == [], (name, findings)
+        again = json.loads(run_cli(dst, "import", str(tmp_path / f"{name}.json"), "--json").stdout)
+        assert again["written"] == [] and again["already_there"] == 3, name
 
 
 def test_a_hostile_export_is_reported_entry_by_entry(tmp_path: Path, run_cli: RunCli) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from ccmemory.core.model import Relation
+from ccmemory.core.model import Relation, provisional_id
 from ccmemory.core.vault import MemoryFileError, Vault, atomic_write, parse_text, render, slugify
 from tests.conftest import make_memory
 
@@ -56,6 +56,25 @@ def test_write_new_never_overwrites(repo: Path) -> None:
     assert c.name == "2026-11-20-same-title-zzzz.md"
     assert d.name == "2026-11-20-same-title-zzzz-2.md"
     assert a.parent == repo / ".ccmemory" / "decisions"
+
+
+def test_write_new_stores_a_provisional_target_as_its_path_once(repo: Path) -> None:
+    """A provisional id changes when its file gets a ULID: the file written names the path; a
+    provisional id of no file here is dropped, and a target given twice is written once."""
+    vault = Vault(repo)
+    hand = repo / ".ccmemory" / "decisions" / "hand.md"
+    hand.parent.mkdir(parents=True, exist_ok=True)
+    hand.write_text("---\ntype: decision\ntitle: By hand\n---\nBody.\n")
+    rel = ".ccmemory/decisions/hand.md"
+    draft, gone = provisional_id(rel), provisional_id(".ccmemory/decisions/gone.md")
+    m = make_memory(
+        supersedes=[rel, draft, gone],
+        relations=[Relation("RELATES_TO", draft, "same subject"), Relation("RELATES_TO", rel)],
+    )
+    written = vault.read(vault.write_new(m))
+    assert written.supersedes == [rel]
+    assert written.relations == [Relation("RELATES_TO", rel, "same subject")]
+    assert "DRAFT-" not in render(written)
 
 
 def test_atomic_write_exclusive_under_races(tmp_path: Path) -> None:

@@ -276,6 +276,12 @@ def _with_targets(index: Index, project: str, m: Memory) -> Memory:
     )
 
 
+def with_targets(index: Index, project: str, m: Memory) -> Memory:
+    """`m` as the index stores it: relation targets written as a path or an id prefix resolved
+    to ids (what `relink` does at reindex, for one memory just written by `Service.record`)."""
+    return _with_targets(index, project, m) if _loose(m) else m
+
+
 def relink(
     index: Index,
     project: str,

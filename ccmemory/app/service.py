@@ -363,6 +363,10 @@ class Service:
             from ccmemory.app.sync import record_from_bytes
 
             rec = record_from_bytes(data, rel, -1)
+            if rec.memory is not None:  # a target written as a path is an edge to its id at once
+                from ccmemory.app.resolve import with_targets
+
+                rec = dataclasses.replace(rec, memory=with_targets(self.index, self.project, rec.memory))
             self.index.apply(self.project, [rec], [], view.status_of, None)
             stored = self.index.sync_state(self.project)
             if stored is not None:  # the next reindex checks this path even if git never lists it

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from ccmemory.app.resolve import written_reference
 from ccmemory.core.model import Memory, Relation, fields_text
 from ccmemory.features.capture import polarity
 
@@ -33,7 +34,8 @@ def link_explicit(svc: Any, memory: Memory, *, mode: str = "hybrid") -> list[str
     related = 0
     for hit in hits:
         m = getattr(hit, "memory", hit)
-        if getattr(hit, "weak", False) or m.id == memory.id or m.id in have:  # far: never a link
+        target = written_reference(m)  # never a provisional id: it changes when the file gets one
+        if getattr(hit, "weak", False) or m.id == memory.id or {m.id, target} & have:  # far: no link
             continue
         old_text = f"{m.title}\n{m.body}\n{fields_text(m.type, m.fields)}"
         wrong = str(memory.fields.get("wrong_belief") or "")
@@ -41,14 +43,14 @@ def link_explicit(svc: Any, memory: Memory, *, mode: str = "hybrid") -> list[str
             memory.type, memory.title, text, m.type, m.title, old_text, new_rejected=wrong
         )
         if verdict == "supersedes" and len(memory.supersedes) < MAX_LINKS:
-            memory.supersedes.append(m.id)
-            notes.append(f"supersedes {m.id} ({m.title})")
+            memory.supersedes.append(target)
+            notes.append(f"supersedes {target} ({m.title})")
         elif verdict in ("duplicate", "related") and related < MAX_LINKS:
             reason = "restates it" if verdict == "duplicate" else "same subject"
-            memory.relations.append(Relation("RELATES_TO", m.id, reason))
-            notes.append(f"relates to {m.id} ({m.title}): {reason}")
+            memory.relations.append(Relation("RELATES_TO", target, reason))
+            notes.append(f"relates to {target} ({m.title}): {reason}")
             related += 1
         else:
             continue
-        have.add(m.id)
+        have.add(target)
     return notes

@@ -121,9 +121,10 @@ def _display(root: Path, path: Path) -> str:
 def export_cmd(target: str, output: Path | None, budget: int) -> None:
     """Export memories for other tools.
 
-    `--to json` writes every memory (every frontmatter field and the body; the schema is in
-    docs/import-export.md) sorted by id; `ccmemory import --from json FILE` reads it back, so
-    export → import into an empty repository → export gives the same bytes. `--to claude-md`
+    `--to json` writes every memory (every frontmatter field and the body, link targets given as
+    paths as the ids they name; the schema is in docs/import-export.md) sorted by id; `ccmemory
+    import --from json FILE` reads it back, so export → import into an empty repository → export
+    gives the same bytes (a memory without id yet gets a ULID on import). `--to claude-md`
     (agents-md, cursor) writes the curated preferences, corrections, gotchas, exceptions and
     decisions in force between `<!-- ccmemory:begin -->` and `<!-- ccmemory:end -->`, leaving the
     rest of the file as it is, so agents that do not run the plugin follow the same rules.
