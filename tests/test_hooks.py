@@ -391,3 +391,20 @@ def test_replay_synthetic_session_writes_expected_memories(tmp_path: Path) -> No
     replay(src, repo, session="syn")
     wait_for_worker(repo)
     assert memory_files(repo) == files
+
+
+def test_hook_help_names_every_event_and_reads_no_stdin(tmp_path: Path) -> None:
+    """`ccmemory hook --help` printed nothing (it read the payload from stdin: in a terminal it
+    waited for input); every command has --help (README)."""
+    from ccmemory.surfaces import hooks
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "ccmemory", "hook", "--help"],
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        timeout=30,
+    )
+    out = proc.stdout.decode()
+    assert proc.returncode == 0 and out.startswith("Usage: ccmemory hook EVENT")
+    assert all(event in out for event in hooks.EVENTS)

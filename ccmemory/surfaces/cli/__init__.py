@@ -12,6 +12,9 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if args and args[0] == "hook":
+        if any(a in ("--help", "-h") for a in args[1:2]):
+            sys.stdout.write(HOOK_HELP)
+            return 0
         try:
             from ccmemory.surfaces.hooks import main as hook_main  # type: ignore[import-not-found,unused-ignore]
         except ImportError:  # never break a Claude Code session
@@ -28,6 +31,18 @@ def main(argv: list[str] | None = None) -> int:
     if argv is None:  # the process's own command, not a caller in process (tests, benches)
         exit_now(code)
     return code
+
+
+HOOK_HELP = """Usage: ccmemory hook EVENT
+
+  What Claude Code runs for its hooks (plugin/hooks/hooks.json): reads the hook's JSON payload
+  on stdin and prints the hook's JSON answer (SessionStart: the digest; UserPromptSubmit and
+  PreToolUse: the memories that apply; the others spool the session for capture). EVENT is the
+  hook's name: SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, PreCompact, Stop,
+  SessionEnd. It always exits 0 and never blocks the session: a bad payload, a missing index or
+  any error is logged to .ccmemory/local/logs/hooks.log and the session goes on.
+  CCMEMORY_DISABLE=1 turns every hook off.
+"""
 
 
 def exit_now(code: int) -> None:
