@@ -292,6 +292,26 @@ def test_switches_and_budget(vault: Path) -> None:
     assert "ERP gateway" in _edit(vault, "services/invoicing/exporter.py", session="c")  # files still on
 
 
+def test_after_a_compaction_the_session_may_be_shown_its_memories_again(vault: Path) -> None:
+    """A compaction (or /clear) drops what recall injected from Claude's context: the session's
+    "already shown" list is reset by SessionStart with source compact or clear, not by a resume."""
+    prompt = "speed up the nightly invoice export to the ERP"
+    assert "ERP gateway" in _prompt(vault, prompt, session="s-c")
+    assert "ERP gateway" not in _prompt(vault, prompt, session="s-c")
+
+    def start(source: str) -> None:
+        payload = _payload(vault, "s-c", hook_event_name="SessionStart", source=source)
+        assert run_hook("SessionStart", payload, vault, hook_env(CCMEMORY_NO_WORKER="1")).returncode == 0
+
+    start("resume")
+    assert "ERP gateway" not in _prompt(vault, prompt, session="s-c")
+    start("compact")
+    assert "ERP gateway" in _prompt(vault, prompt, session="s-c")
+    assert "ERP gateway" not in _prompt(vault, prompt, session="s-c")
+    start("clear")
+    assert "ERP gateway" in _prompt(vault, prompt, session="s-c")
+
+
 def test_file_recall_before_an_edit(vault: Path) -> None:
     text = _edit(vault, "services/invoicing/exporter.py")
     assert "ERP gateway drops invoice batches" in text and "services/invoicing/exporter.py" in text

@@ -273,8 +273,22 @@ def session_end(root: str, payload: dict[str, Any]) -> None:
     _queue_segment(root, payload, f"SessionEnd:{payload.get('reason') or 'other'}")
 
 
+def _recall_forget(root: str, session: str) -> None:
+    """After a compaction or a /clear, recall may show the session's memories again."""
+    if not os.path.isdir(os.path.join(root, ".ccmemory", "local", "recall")):
+        return
+    from ccmemory.features.recall.state import SessionState
+
+    try:
+        SessionState(root, session).forget_shown()
+    except OSError as exc:  # never fails the session start
+        _log(root, "SessionStart", f"recall state not reset: {exc}")
+
+
 def session_start(root: str, payload: dict[str, Any]) -> None:
     paths = _local(root)
+    if payload.get("source") in ("compact", "clear") and isinstance(payload.get("session_id"), str):
+        _recall_forget(root, str(payload["session_id"]))
     early = _context_surely_on(root)
     if early:  # git starts before the settings' imports and YAML (~30 ms sooner)
         _prefetch(paths.root)

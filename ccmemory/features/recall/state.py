@@ -58,6 +58,14 @@ class SessionState:
         self.injections += 1
         self.save()
 
+    def forget_shown(self) -> None:
+        """The conversation was compacted or cleared: what recall showed before is gone from
+        Claude's context (a summary keeps little of it), so every memory may be shown again. The
+        session's token and follow-up counts stay. Saves only when something was shown."""
+        if self.shown:
+            self.shown = {}
+            self.save()
+
     def save(self) -> None:
         from pathlib import Path
 
