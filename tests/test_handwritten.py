@@ -515,3 +515,13 @@ def test_a_missing_title_comes_from_the_file_name_without_date_and_suffix(name: 
 
     assert title_from("No heading here.", f".ccmemory/decisions/{name}") == title
     assert title_from("## A sub heading\n\ntext", name) == "A sub heading"
+
+
+def test_check_warns_about_a_frontmatter_key_written_twice(tmp_path: Path) -> None:
+    root = _repo(tmp_path)
+    _write(
+        root, "decisions/use-ruff.md", "---\ntype: decision\ntitle: Use ruff\ntitle: Use ruff now\n---\nx\n"
+    )
+    _, found = _check(root)
+    twice = [f for f in found if "written twice" in str(f.get("message", ""))]
+    assert twice and twice[0]["line"] == 4 and "line 3 is ignored" in str(twice[0]["message"]), found

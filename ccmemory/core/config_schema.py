@@ -26,10 +26,11 @@ class ConfigProblem:
     line: int  # 1-based line in config.yaml (1 when unknown)
     message: str
     unknown_key: bool = False  # a key the schema does not know (maybe a newer version's): a warning
+    duplicate: bool = False  # a key written twice (YAML keeps the last): a warning
 
     @property
     def level(self) -> str:
-        return "warning" if self.unknown_key else "error"
+        return "warning" if self.unknown_key or self.duplicate else "error"
 
     def render(self, path: str = ".ccmemory/config.yaml") -> str:
         return f"{path}:{self.line}: {self.key}: {self.message}"
@@ -178,7 +179,13 @@ def validate(raw: dict[str, Any], text: str | None = None) -> list[ConfigProblem
     lines = lines_of(text) if text else {}
     out: list[ConfigProblem] = []
     _walk(raw, SCHEMA, "", lines, out)
-    return out
+    if text:
+        from ccmemory.core.yamlio import duplicate_keys
+
+        for dotted, line, ignored in duplicate_keys(text):
+            msg = f"written twice: the one on line {ignored} is ignored (YAML keeps the last)"
+            out.append(ConfigProblem(dotted, line, msg, duplicate=True))
+    return sorted(out, key=lambda p: p.line)
 
 
 def _walk(data: Any, schema: Section, prefix: str, lines: dict[str, int], out: list[ConfigProblem]) -> None:
@@ -204,7 +211,8 @@ def _walk(data: Any, schema: Section, prefix: str, lines: dict[str, int], out: l
 
 
 def lines_of(text: str) -> dict[str, int]:
-    """Dotted key -> 1-based line of each mapping key in the YAML `text` ({} if it does not parse).
+    """Dotted key -> 1-based line of each mapping key in the YAML `text` ({} if it does not parse);
+    of the last one for a key written twice, whose value YAML keeps.
 
     `compose` builds the node tree without constructing values (no alias expansion)."""
     import yaml
@@ -221,7 +229,7 @@ def lines_of(text: str) -> dict[str, int]:
         for k, v in n.value:
             if isinstance(k, yaml.ScalarNode):
                 dotted = f"{prefix}{k.value}"
-                out.setdefault(dotted, k.start_mark.line + 1)
+                out[dotted] = k.start_mark.line + 1  # a key written twice: the last one counts
                 visit(v, dotted + ".")
 
     visit(node, "")

@@ -277,7 +277,29 @@ def check_text(text: str) -> list[tuple[int, Problem]]:
     if not isinstance(meta, dict):
         return []
     meta = {str(k): v for k, v in meta.items()}
-    return [(key_line(text, p.key) or 1, p) for p in validate(meta, draft=True)]
+    return [(key_line(text, p.key) or 1, p) for p in validate(meta, draft=True)] + twice_written(text)
+
+
+_TOP_KEY_RE = re.compile(r"^([^\s#:-][^:\n]*):", re.MULTILINE)
+
+
+def twice_written(text: str) -> list[tuple[int, Problem]]:
+    """Frontmatter keys written twice (YAML keeps the last, silently: a second `title:` pasted
+    below the first), as warnings at the file's line of the one kept. `check` asks; a reindex
+    does not (composing every file's YAML again would cost it). Only top-level keys are looked
+    for, and the YAML is composed only when one repeats."""
+    m = _FM_RE.match(text)
+    if not m:
+        return []
+    keys = _TOP_KEY_RE.findall(m.group(1))
+    if len(keys) == len(set(keys)):
+        return []
+    from ccmemory.core.yamlio import duplicate_keys
+
+    return [
+        (line + 1, Problem("warning", key, f"'{key}' written twice: the one on line {was + 1} is ignored"))
+        for key, line, was in duplicate_keys(m.group(1))
+    ]
 
 
 def read_bytes_checked(path: Path | str, rel: str) -> bytes:

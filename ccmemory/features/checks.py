@@ -21,6 +21,7 @@ from ccmemory.core.vault import (
     key_line,
     parse_text,
     read_bytes_checked,
+    twice_written,
 )
 from ccmemory.features.findings import Finding
 from ccmemory.index.base import cited_reference
@@ -53,6 +54,7 @@ def check_vault(
         if parsed_files is not None:
             parsed_files[rel] = (text, digest, m)
         findings += [Finding(rel, key_line(text, w.key) or 1, "warning", w.message) for w in parsed.warnings]
+        findings += [Finding(rel, line, p.level, p.message) for line, p in twice_written(text)]
         paths[rel] = m.id
         findings += _placement(vault, path, rel, text, m, ids)
         targets += _targets(rel, text, m)
