@@ -379,3 +379,12 @@ def test_staleness_after_new_commits_reads_only_them_and_matches_a_full_walk(rep
     cache.write_text(cache.read_text().replace('"frozen": {', '"frozen": {"x": 7, '))  # damaged state
     git(repo, "commit", "-q", "--allow-empty", "-m", "empty again")
     assert ".." not in same_as_full_walk(threshold=25)
+
+
+def test_diff_outside_git_says_so(tmp_path: Path) -> None:
+    """`diff` in a vault that is not in a git repository said "'main' is not a commit"."""
+    root = tmp_path / "plain"
+    root.mkdir()
+    cli(root, "init", "--no-git-hooks")
+    proc = cli(root, "diff", check=False)
+    assert proc.returncode == 1 and "is not a git repository" in proc.stderr, proc.stderr

@@ -124,6 +124,7 @@ def test_slug_length_bounded() -> None:
     ("text", "line", "reason"),
     [
         ("no frontmatter here\n", 1, "no YAML frontmatter"),
+        ("---\ntype: fact\ntitle: x\nthe body, and no closing line\n", 1, "never closed"),
         ("---\nid: [unclosed\ntitle: x\n---\nbody\n", 3, "malformed YAML"),
         ("---\n- a list\n---\n", 2, "must be a YAML mapping"),
         (

@@ -231,6 +231,8 @@ def parse_text(text: str, path: str, *, created_fallback: datetime | None = None
         raise MemoryFileError(path, line, "git conflict markers: resolve the merge conflict first")
     m = _FM_RE.match(text)
     if not m:
+        if text.lstrip("\ufeff").startswith("---"):
+            raise MemoryFileError(path, 1, "the YAML frontmatter is never closed: add a '---' line after it")
         raise MemoryFileError(path, 1, "no YAML frontmatter (the file must start with a '---' line)")
     import yaml
 

@@ -42,6 +42,10 @@ def is_memory_rel(rel: str) -> bool:
 def resolve_commit(root: Path, rev: str) -> str:
     out = git(root, "rev-parse", "--verify", "--quiet", "--end-of-options", rev + "^{commit}", check=False)
     if not out.strip():
+        from ccmemory.core.gitstate import is_repo
+
+        if not is_repo(root):
+            raise GitError(f"{root} is not a git repository: comparing revisions needs one (git init)")
         raise GitError(f"{rev!r} is not a commit in this repository")
     return out.strip()
 
