@@ -236,7 +236,15 @@ def test_chatter_injects_nothing(vault: Path, chatter: str) -> None:
         ("ELI5 the outbox pattern", False),
         ("what is EDI 810 and why do ERPs still use it?", False),
         ("what does prefetch_count do in RabbitMQ?", False),
+        # a question about a product of the stack, as its subject ("what does X do?")
+        ("what does Flyway's baselineOnMigrate actually do?", False),
+        ("how long can a Kafka consumer stay in a rebalance?", False),
+        ("what is a dead-letter exchange in RabbitMQ?", False),
         # ...unless it names the project's thing, or asks about a decision's trade-offs
+        ("what's celery using as the broker in prod?", True),  # the project's state
+        ("is invoice search still on elasticsearch?", True),
+        ("how do invoice events get from the gateway into bigquery?", True),  # not its subject
+        ("how does our Kafka consumer commit ERP offsets?", True),
         ("how does the nightly invoice export work?", True),
         ("how does our ERP retry work?", True),
         ("how does ERP retry work in this repo?", True),

@@ -106,6 +106,50 @@ _AGAIN = re.compile(
     re.IGNORECASE,
 )
 _OURS = re.compile(r"\b(?:we|our|ours|us|team|here)\b", re.IGNORECASE)
+#: A question that opens like an explanation and names a product of the stack as its subject,
+#: pointing at nothing of the project's: "how does Flyway handle a checksum mismatch?", "what does
+#: tesseract's page segmentation mode 6 do?", "how long can an S3 presigned URL live?" (the names:
+#: ``ccmemory/data/stack-names.txt``). Not "is search still on elasticsearch?" (no such lead), "what
+#: Django version is the CMS on these days?", "what's celery using as the broker in prod?" (the
+#: project's state: still, now, these days, prod...), "how do analytics events get into bigquery?"
+#: (the product is not the subject: only the first ``_SUBJECT_WORDS`` words after the lead count).
+#: Chosen on the 25 tuning sets (2026-11-27, tenth session: 37 chatter prompts and no task or
+#: question of them; bench/RESULTS-recall.md).
+_PRODUCT_LEAD = re.compile(
+    r"^\s*(?:how (?:does|do|is|are|can|long|many|much)|what (?:does|do|is|are)|what's)\b", re.IGNORECASE
+)
+_PROJECT_STATE = re.compile(
+    r"\b(?:we|our|ours|us|here|i|my|me|mine|this|that|prod|production|staging|still|now|currently|"
+    r"anymore|these days|nowadays)\b",
+    re.IGNORECASE,
+)
+_SUBJECT_WORDS = 5
+_stack_names: frozenset[str] | None = None
+
+
+def _names() -> frozenset[str]:
+    global _stack_names
+    if _stack_names is None:
+        from pathlib import Path
+
+        try:
+            text = (Path(__file__).resolve().parents[1] / "data" / "stack-names.txt").read_text("utf-8")
+        except OSError:  # a broken install: the rule is off, recall goes on
+            text = ""
+        _stack_names = frozenset(
+            w for line in text.splitlines() if not line.startswith("#") for w in line.split()
+        )
+    return _stack_names
+
+
+def asks_how_a_product_works(text: str) -> bool:
+    """True for a question about a product of the stack in general (see ``_PRODUCT_LEAD``)."""
+    lead = _PRODUCT_LEAD.search(text)
+    if lead is None or _PROJECT_STATE.search(text) is not None:
+        return False
+    subject = [w.strip(".,?!:;()[]'\"`").lower() for w in text[lead.end() :].split()[:_SUBJECT_WORDS]]
+    names = _names()
+    return any(w in names or (w.endswith("'s") and w[:-2] in names) for w in subject)
 
 
 #: Lower-case only: "WE" is a weekday code (BYDAY=MO,WE), "US" a country ("a US zip code").
@@ -143,5 +187,7 @@ def asks_general(text: str) -> bool:
     if _OURS.search(text) is not None:
         return False
     if any(rx.search(text) is not None for rx in (_CONCEPT, _COMPARE, _EXPLAINER)):
+        return True
+    if asks_how_a_product_works(text):
         return True
     return is_question(text) and _TEXTBOOK.search(text) is not None
