@@ -109,3 +109,25 @@ def test_a_merge_abort_after_a_conflicted_memory_file_needs_no_manual_reindex(re
     git(repo, "merge", "--abort")
     found = search(repo, "echidna")
     assert mid in found and "termites" in found[mid]["title"]
+
+
+def test_an_invalid_file_that_did_not_change_never_sends_a_read_to_reindex(repo: Path) -> None:
+    """The check looks at the content: a committed invalid file whose stat alone changed (a
+    checkout rewrote it, `touch`) must not make every command reindex first."""
+    import os
+
+    from ccmemory.app.freshness import moved
+    from ccmemory.app.service import Service
+
+    bad = repo / ".ccmemory" / "facts" / "bad.md"
+    bad.parent.mkdir(parents=True, exist_ok=True)
+    bad.write_text("---\ntype: fact\ntitle: [unclosed\n---\nx\n")
+    add_memory(repo, "Fact about the bandicoot", "fact")
+    commit_all(repo, "with an invalid file")
+    search(repo, "bandicoot")  # the catch-up reindex records the invalid file
+    os.utime(bad, (1_000_000_000, 1_000_000_000))
+    with Service.open(repo) as svc:
+        assert moved(svc) is None
+    bad.write_text("---\ntype: fact\ntitle: Fixed by hand\n---\nx\n")
+    with Service.open(repo) as svc:
+        assert moved(svc) == "an invalid memory file changed"

@@ -10,7 +10,8 @@ ms); when they differ the command reindexes first (incremental: it asks git what
 Not covered: working-tree changes that move no commit (`git stash pop`, an editor saving a memory
 file): `ccmemory watch` and the next hook or `reindex` see those. Except for the files the index
 left out as invalid: a change to one of those (`git merge --abort` after a conflict in a memory
-file, a hand fix) is caught by comparing their stats (a handful of files, usually none).
+file, a hand fix) is caught by comparing their content with the index's record (a handful of files, usually
+none).
 """
 
 from __future__ import annotations
@@ -46,14 +47,18 @@ def moved(svc: Service) -> str | None:
     return _invalid_file_changed(svc)
 
 
-#: invalid files looked at by `moved` (usually none; a merge conflict leaves a few)
+#: invalid files looked at by `moved` (usually none; a merge conflict leaves a few), and the most
+#: of each that is read
 _INVALID_CHECKED = 20
+_MAX_READ = 1024 * 1024
 
 
 def _invalid_file_changed(svc: Service) -> str | None:
-    """A memory file the index left out as invalid has changed on disk since (no commit moved:
-    `git merge --abort` put back the version without conflict markers, a hand fix was saved),
-    so the index still leaves the memory out until a reindex."""
+    """A memory file the index left out as invalid has other content on disk now (no commit
+    moved: `git merge --abort` put back the version without conflict markers, a hand fix was
+    saved), so the index still leaves the memory out until a reindex. By content, not stat: a
+    record the git shortcut wrote has no stat (-1), and a checkout rewrites the stat alone."""
+    import hashlib
     import os
 
     try:
@@ -63,11 +68,16 @@ def _invalid_file_changed(svc: Service) -> str | None:
         states = svc.index.file_states(svc.project, paths)
     except Exception:  # an index that cannot answer: the command reports it when it reads
         return None
+    from ccmemory.core.walk import UnsafeFile, read_regular
+
     for path, state in states.items():
-        try:
-            st = os.stat(svc.vault.abs(path))
-        except OSError:
+        full = svc.vault.abs(path)
+        if not os.path.lexists(full):
             return "an invalid memory file was removed"
-        if (st.st_mtime_ns, st.st_size) != (state.mtime_ns, state.size):
+        try:  # never follows a symlink nor blocks on a FIFO (a file from a pull request)
+            data = read_regular(full, _MAX_READ)
+        except (UnsafeFile, OSError, ValueError):
+            continue  # still not readable as a memory file: nothing a reindex would change
+        if hashlib.sha256(data).hexdigest() != state.hash:
             return "an invalid memory file changed"
     return None
