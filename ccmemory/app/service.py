@@ -303,14 +303,16 @@ class Service:
 
     def draft(self, mtype: str, title: str, **kw: Any) -> Memory:
         """A new memory built by the one builder (`ccmemory.app.draft.build_memory`: redacted,
-        validated, link targets resolved or refused), authored by this user on the current
-        branch. Not written: pass it to `record`. Raises `DraftError`."""
+        validated, link targets resolved or refused, `files` made repository paths: relative ones
+        taken from `cwd=` when given and inside the repository, else from the root), authored by
+        this user on the current branch. Not written: pass it to `record`. Raises `DraftError`."""
         from ccmemory.app.draft import build_memory
         from ccmemory.app.resolve import resolve_one, written_reference
 
         kw.setdefault("author", self.config.user_id)
         if "branch" not in kw and gitstate.is_repo(self.vault.root):
             kw["branch"] = gitstate.current_branch(self.vault.root)
+        kw.setdefault("root", self.vault.root)
         return build_memory(
             mtype,
             title,

@@ -56,6 +56,7 @@ def check_vault(
         paths[rel] = m.id
         findings += _placement(vault, path, rel, text, m, ids)
         targets += _targets(rel, text, m)
+        findings += _file_entries(vault.root, rel, text, m)
         loaded_mems.append((rel, text, m))
     known = target_ids([t for _, _, t in targets if t not in ids], paths)
     for rel, line, target in targets:
@@ -133,6 +134,23 @@ def _cothinker(mems: list[tuple[str, str, Memory]], resolve: Callable[[str], str
         why = status_problem(status_of(m.fields), ev)
         if why:
             out.append(Finding(rel, key_line(text, "status") or 1, "warning", why))
+    return out
+
+
+def _file_entries(root: Path, rel: str, text: str, m: Memory) -> list[Finding]:
+    """A `files:` entry file recall can never match: absolute, or leaving the repository
+    (`core.repopath`; `ccmemory new` and MCP store repository paths, a hand-written file may not)."""
+    from ccmemory.core.repopath import entry_problem, repo_path
+
+    out = []
+    for entry in m.files:
+        why = entry_problem(entry)
+        if why is None:
+            continue
+        inside = repo_path(entry, root) if why == "is an absolute path" else None
+        fix = f"write {inside!r}" if inside else "remove it, or name a path inside the repository"
+        msg = f"files: {entry!r} {why}; file recall compares repository paths, so it never matches ({fix})"
+        out.append(Finding(rel, key_line(text, "files") or 1, "warning", msg))
     return out
 
 
