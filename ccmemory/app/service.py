@@ -459,9 +459,19 @@ class Service:
         return self.reindex().added
 
     def superseded_by(self, ids: Sequence[str]) -> dict[str, list[str]]:
+        """id -> the memories superseding it, for those of `ids` that are superseded (an edge
+        from itself or on a ring does not count: `ccmemory.index.derive.superseded`)."""
         out: dict[str, list[str]] = {}
-        for e in self.view.edges(ids):
-            if e.type == "SUPERSEDES" and e.dst in ids:
+        edges = [
+            e for e in self.view.edges(ids) if e.type == "SUPERSEDES" and e.dst in ids and e.src != e.dst
+        ]
+        if not edges:
+            return out
+        hidden = self.view.superseded_ids(
+            self.filters(ids=sorted({e.dst for e in edges}), include_superseded=True)
+        )
+        for e in edges:
+            if e.dst in hidden:
                 out.setdefault(e.dst, []).append(e.src)
         return out
 
@@ -479,7 +489,7 @@ class Service:
             nxt: set[str] = set()
             for link in sorted(links, key=_link_order):
                 assert link.edge is not None  # relations only (no shared_limit)
-                if link.edge in seen_edges:
+                if link.edge in seen_edges or _self_supersedes(link.edge):
                     continue
                 seen_edges.add(link.edge)
                 steps.append(TraceStep(level, link.edge, link.direction, link.label))
@@ -515,6 +525,12 @@ class Service:
                     chain.insert(0, found[0])
                 cur = found[0].id
         return chain
+
+
+def _self_supersedes(edge: Edge) -> bool:
+    """A memory that names itself in `supersedes`: the index ignores the edge (nothing is hidden,
+    `ccmemory check` warns), so a trace does not show it as "SUPERSEDED_BY itself"."""
+    return edge.type == "SUPERSEDES" and edge.src == edge.dst
 
 
 #: (index location, project, links) stored by link_projects in this process
