@@ -150,16 +150,20 @@ def test_mcp_record_and_supersede_redact_every_argument(mcp: tuple[Path, object]
     short = [t for t, _, _ in ALL if len(t) <= 60]  # topics are at most 60 characters
     long = [t for t, _, _ in ALL if 60 < len(t) <= 300]
     assert len(short) + len(long) >= len(ALL) - 1  # every kind but the multi-line PEM goes in a list
-    rec = client.call(  # type: ignore[attr-defined]
-        "record_fact",
-        {
-            "title": f"Staging uses {CASES[0][1]}",
-            "body": ALL_TEXT,
-            "topics": short[:20],
-            "files": [*short[20:], *long],
-            "session": "npm_R7d9Kq2mXv8LpT4nWz6Yb3Hc5Jf1Gs0Ae9Uu",
-        },
-    )
+    args = {
+        "title": f"Staging uses {CASES[0][1]}",
+        "body": ALL_TEXT,
+        "topics": short[:20],
+        "files": [*short[20:], *long],
+        "session": "npm_R7d9Kq2mXv8LpT4nWz6Yb3Hc5Jf1Gs0Ae9Uu",
+    }
+    # `//registry.npmjs.org/:_authToken …` is an absolute path outside the repository: refused, and
+    # the refusal names it redacted
+    err = client.error("record_fact", args)  # type: ignore[attr-defined]
+    assert err["code"] == "invalid_argument" and "not inside the repository" in err["message"]
+    assert leaks(json.dumps(err)) == []
+    # inside the repository, every entry is stored (redacted)
+    rec = client.call("record_fact", {**args, "files": [f"s/{f}" for f in args["files"]]})  # type: ignore[attr-defined]
     assert leaks(_all_files(repo)) == []
     client.call(  # type: ignore[attr-defined]
         "memory_supersede",

@@ -522,3 +522,48 @@ def test_projects_links_and_applies_to(backend: tuple[Index, str], tmp_path: Pat
         assert p not in idx.projects_applying_to(other)
     finally:
         idx.link_projects(p, [])
+
+
+def test_supersession_rings_hide_no_member(backend: tuple[Index, str], tmp_path: Path) -> None:
+    """A ring of SUPERSEDES edges written by hand (A supersedes B, B supersedes A; D -> E -> F -> D)
+    does not make its members superseded, on either backend: the rule of `derive.superseded`,
+    applied by every read that hides superseded memories (query, count, text and vector search).
+    An edge into a ring from outside it still counts (C supersedes D), and a self-edge never does."""
+    from ccmemory.index.derive import superseded, supersession_cycles
+
+    idx, p = backend
+    root = tmp_path / "rings"
+    (root / ".ccmemory").mkdir(parents=True)
+    vault = Vault(root)
+    names = "abcdefgh"
+    mems = {
+        n: make_memory("decision", f"Ring member {n} zebra", created=ts(1, k)) for k, n in enumerate(names)
+    }
+    links = {"a": "b", "b": "a", "c": "d", "d": "e", "e": "f", "f": "d", "g": "h"}
+    for src, dst in links.items():
+        mems[src].supersedes = [mems[dst].id]
+    mems["h"].supersedes = [mems["h"].id]  # supersedes itself
+    for m in mems.values():
+        vault.write_new(m)
+    reindex(vault, idx, p)
+    ids = {n: m.id for n, m in mems.items()}
+    edges = [(ids[s], ids[d]) for s, d in [*links.items(), ("h", "h")]]
+    assert supersession_cycles(edges) == sorted([sorted([ids["a"], ids["b"]]), sorted(ids[n] for n in "def")])
+    hidden = {ids["d"], ids["h"]}  # d: by c, from outside the ring; h: by g (its own edge does not count)
+    assert superseded(edges) == hidden
+    assert idx.superseded_ids(Filters(p)) == hidden
+    shown = {m.id for m in idx.query(Filters(p))}
+    assert shown == set(ids.values()) - hidden
+    assert idx.count(Filters(p)) == len(shown)
+    assert {m for m, *_ in idx.text_search("zebra", Filters(p), limit=20)} == shown
+    emb = "fake-" + p
+    idx.store_vectors(emb, 8, [(h, _fake_vector(t)) for h, t in idx.missing_vectors(p, emb)])
+    hits = idx.vector_search(emb, _fake_vector("Ring member zebra"), Filters(p), limit=20)
+    assert {m for m, _ in hits} == shown
+    # breaking the ring (b no longer supersedes a) makes a's edge count again
+    mems["b"].supersedes = []
+    path = next(x for x in vault.iter_paths() if "member-b" in x.name)
+    path.unlink()
+    vault.write_new(mems["b"])
+    reindex(vault, idx, p)
+    assert idx.superseded_ids(Filters(p)) == hidden | {ids["b"]}

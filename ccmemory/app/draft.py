@@ -6,6 +6,12 @@ What it guarantees, the same for every surface:
 - **Redaction first.** Title, body, topics, files, relation reasons and the type's own fields
   are redacted (`ccmemory.core.redact`) before anything else sees them: the search that links a new
   memory, an embedder, a log line. `Vault.write_new` redacts once more as the last line.
+- **Files are repository paths**: with the repository `root` given (every writer but capture, which
+  drops what is outside), each `files` entry is stored repository-relative with `/` separators
+  (`core.repopath.repo_path`: absolute paths and paths relative to `cwd` converted, `./` and `..`
+  resolved, globs and folders kept), because file recall compares repository paths. An entry
+  outside the repository is refused, naming it, and nothing is written: it could never match, and
+  it would put a machine-local path into a committed file.
 - **Only the type's own fields**, non-empty values only; an unknown field name is refused.
 - **Link targets must resolve** (the one policy for unknown targets): every `supersedes` entry
   and relation target is looked up with the one resolver (id, 4+ character prefix, path or
@@ -19,8 +25,10 @@ What it guarantees, the same for every surface:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from ccmemory.core.errors import CcmemoryError
@@ -44,6 +52,26 @@ class DraftError(CcmemoryError, ValueError):
 def _texts(values: Iterable[str] | None) -> list[str]:
     """Redacted, stripped, non-empty, first occurrence kept."""
     return list(dict.fromkeys(v for v in (redact(str(x)).strip() for x in values or ()) if v))
+
+
+def _files(values: Iterable[str] | None, root: str | Path | None, cwd: str | Path | None) -> list[str]:
+    """The `files` entries redacted and, with a `root`, as repository paths (the module docstring)."""
+    texts = _texts(values)
+    if root is None:
+        return texts
+    from ccmemory.core.repopath import repo_paths
+
+    kept, outside = repo_paths(texts, root, cwd)
+    if outside:
+        names = ", ".join(repr(o) for o in outside)
+        what = "file" if len(outside) == 1 else "files"
+        raise DraftError(
+            "invalid_argument",
+            f"{what} not inside the repository {os.fspath(root)}: {names}",
+            "give paths inside the repository (relative to its root, or absolute), globs "
+            "(src/**/*.tsx) or folders (infra/); leave a file out when it lives elsewhere",
+        )
+    return kept
 
 
 def _own_fields(mtype: str, fields: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -118,6 +146,8 @@ def build_memory(
     mid: str | None = None,
     extra: Mapping[str, Any] | None = None,
     resolve: Resolver | None = None,
+    root: str | Path | None = None,
+    cwd: str | Path | None = None,
 ) -> Memory:
     """A new, redacted, validated memory (see the module docstring); `DraftError` if it cannot be."""
     mtype = mtype.strip().lower()
@@ -127,6 +157,7 @@ def build_memory(
     if not clean_title:
         raise DraftError("invalid_argument", "title is empty", "give a one-line title")
     own = _own_fields(mtype, fields)
+    paths = _files(files, root, cwd)
     sup, rels = _links(relations, supersedes, resolve)
     memory = Memory(
         id=mid or new_id(),
@@ -138,7 +169,7 @@ def build_memory(
         session=session or None,
         branch=branch or None,
         topics=_texts(topics),
-        files=_texts(files),
+        files=paths,
         confidence=confidence,
         source=source,
         supersedes=sup,

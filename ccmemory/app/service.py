@@ -332,14 +332,16 @@ class Service:
 
     def draft(self, mtype: str, title: str, **kw: Any) -> Memory:
         """A new memory built by the one builder (`ccmemory.app.draft.build_memory`: redacted,
-        validated, link targets resolved or refused), authored by this user on the current
-        branch. Not written: pass it to `record`. Raises `DraftError`."""
+        validated, link targets resolved or refused, `files` made repository paths: relative ones
+        taken from `cwd=` when given and inside the repository, else from the root), authored by
+        this user on the current branch. Not written: pass it to `record`. Raises `DraftError`."""
         from ccmemory.app.draft import build_memory
         from ccmemory.app.resolve import resolve_one, written_reference
 
         kw.setdefault("author", self.config.user_id)
         if "branch" not in kw and gitstate.is_repo(self.vault.root):
             kw["branch"] = gitstate.current_branch(self.vault.root)
+        kw.setdefault("root", self.vault.root)
         return build_memory(
             mtype,
             title,
@@ -490,9 +492,19 @@ class Service:
         return self.reindex().added
 
     def superseded_by(self, ids: Sequence[str]) -> dict[str, list[str]]:
+        """id -> the memories superseding it, for those of `ids` that are superseded (an edge
+        from itself or on a ring does not count: `ccmemory.index.derive.superseded`)."""
         out: dict[str, list[str]] = {}
-        for e in self.view.edges(ids):
-            if e.type == "SUPERSEDES" and e.dst in ids:
+        edges = [
+            e for e in self.view.edges(ids) if e.type == "SUPERSEDES" and e.dst in ids and e.src != e.dst
+        ]
+        if not edges:
+            return out
+        hidden = self.view.superseded_ids(
+            self.filters(ids=sorted({e.dst for e in edges}), include_superseded=True)
+        )
+        for e in edges:
+            if e.dst in hidden:
                 out.setdefault(e.dst, []).append(e.src)
         return out
 
@@ -510,7 +522,7 @@ class Service:
             nxt: set[str] = set()
             for link in sorted(links, key=_link_order):
                 assert link.edge is not None  # relations only (no shared_limit)
-                if link.edge in seen_edges:
+                if link.edge in seen_edges or _self_supersedes(link.edge):
                     continue
                 seen_edges.add(link.edge)
                 steps.append(TraceStep(level, link.edge, link.direction, link.label))
@@ -546,6 +558,12 @@ class Service:
                     chain.insert(0, found[0])
                 cur = found[0].id
         return chain
+
+
+def _self_supersedes(edge: Edge) -> bool:
+    """A memory that names itself in `supersedes`: the index ignores the edge (nothing is hidden,
+    `ccmemory check` warns), so a trace does not show it as "SUPERSEDED_BY itself"."""
+    return edge.type == "SUPERSEDES" and edge.src == edge.dst
 
 
 #: (index location, project, links) stored by link_projects in this process

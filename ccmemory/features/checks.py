@@ -58,12 +58,14 @@ def check_vault(
         paths[rel] = m.id
         findings += _placement(vault, path, rel, text, m, ids)
         targets += _targets(rel, text, m)
+        findings += _file_entries(vault.root, rel, text, m)
         loaded_mems.append((rel, text, m))
     known = target_ids([t for _, _, t in targets if t not in ids], paths)
     for rel, line, target in targets:
         if target not in ids and target not in known and cited_reference(target) is None:
             findings.append(Finding(rel, line, "warning", f"links to unknown memory id {target}"))
     findings += _cothinker(loaded_mems, lambda t: t if t in ids else known.get(t))
+    findings += _supersession(loaded_mems, lambda t: t if t in ids else known.get(t))
     from ccmemory.features.reference.check import reference_findings
 
     findings += reference_findings(vault)
@@ -135,6 +137,55 @@ def _cothinker(mems: list[tuple[str, str, Memory]], resolve: Callable[[str], str
         why = status_problem(status_of(m.fields), ev)
         if why:
             out.append(Finding(rel, key_line(text, "status") or 1, "warning", why))
+    return out
+
+
+def _file_entries(root: Path, rel: str, text: str, m: Memory) -> list[Finding]:
+    """A `files:` entry file recall can never match: absolute, or leaving the repository
+    (`core.repopath`; `ccmemory new` and MCP store repository paths, a hand-written file may not)."""
+    from ccmemory.core.repopath import entry_problem, repo_path
+
+    out = []
+    for entry in m.files:
+        why = entry_problem(entry)
+        if why is None:
+            continue
+        inside = repo_path(entry, root) if why == "is an absolute path" else None
+        fix = f"write {inside!r}" if inside else "remove it, or name a path inside the repository"
+        msg = f"files: {entry!r} {why}; file recall compares repository paths, so it never matches ({fix})"
+        out.append(Finding(rel, key_line(text, "files") or 1, "warning", msg))
+    return out
+
+
+def _supersession(mems: list[tuple[str, str, Memory]], resolve: Callable[[str], str | None]) -> list[Finding]:
+    """A memory that supersedes itself (a warning: the index ignores that edge), and rings of
+    memories that supersede each other (an error, naming every file of the ring: the index ignores
+    the ring's edges, `ccmemory.index.derive.superseded`, so none of them is hidden, but which one
+    is in force is for a person to say)."""
+    from ccmemory.index.derive import supersession_cycles
+
+    out: list[Finding] = []
+    edges: list[tuple[str, str]] = []
+    where: dict[str, tuple[str, int]] = {}
+    for rel, text, m in mems:
+        line = key_line(text, "supersedes") or key_line(text, "relations") or 1
+        where.setdefault(m.id, (rel, line))
+        for r in m.all_relations():
+            dst = resolve(r.target) if r.type == "SUPERSEDES" else None
+            if dst == m.id:
+                out.append(Finding(rel, line, "warning", "supersedes itself (ignored: remove the entry)"))
+            elif dst is not None:
+                edges.append((m.id, dst))
+    for ring in supersession_cycles(edges):
+        files = [where[i][0] for i in ring]
+        for i in ring:
+            rel, line = where[i]
+            others = ", ".join(f for f in files if f != rel)
+            why = (
+                f"supersession cycle with {others}: they supersede each other, so none of them counts "
+                "as superseded (all stay in search and context) until one `supersedes` entry is removed"
+            )
+            out.append(Finding(rel, line, "error", why))
     return out
 
 

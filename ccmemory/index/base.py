@@ -11,7 +11,9 @@ backends must follow exactly (the conformance suite checks them):
   `apply`, `clear` and `file_problems` then see only their scope, and a memory is served from
   the winning file across all scopes (within one scope, the rule above).
 - Relations are stored on their source memory only; reverse edges are derived at query time.
-- A memory is *superseded* when another memory visible to the viewer has a SUPERSEDES edge to it.
+- A memory is *superseded* when another memory visible to the viewer has a SUPERSEDES edge to it,
+  except a self-edge and an edge on a cycle (its target also supersedes its source, directly or
+  through others): a hand-written cycle would otherwise hide all its members (`derive.superseded`).
 - Visibility (team rule): with `Filters.viewer` set, a memory is visible when it is curated or its
   effective author (frontmatter author, else the git author who added it) equals the viewer.
 - Topic/file neighbours (`related_by_topic_or_file`) ignore a topic or file shared by more than

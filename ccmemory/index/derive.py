@@ -45,6 +45,65 @@ def file_keys(files: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(f.strip() for f in files if f.strip()))
 
 
+def supersession_cycles(edges: Iterable[tuple[str, str]]) -> list[list[str]]:
+    """The rings among SUPERSEDES edges ``(src, dst)``: groups of two or more memories each of
+    which (transitively) supersedes the others (strongly connected components), members sorted,
+    groups sorted. A self-edge alone is not a ring (see `superseded`)."""
+    graph: dict[str, set[str]] = {}
+    for src, dst in edges:
+        if src != dst:
+            graph.setdefault(src, set()).add(dst)
+            graph.setdefault(dst, set())
+    reverse: dict[str, set[str]] = {n: set() for n in graph}
+    for src, dsts in graph.items():
+        for dst in dsts:
+            reverse[dst].add(src)
+    order: list[str] = []  # Kosaraju: finishing order on the graph, then components on the reverse
+    seen: set[str] = set()
+    for start in sorted(graph):
+        if start in seen:
+            continue
+        seen.add(start)
+        stack = [(start, iter(sorted(graph[start])))]
+        while stack:
+            node, succ = stack[-1]
+            nxt = next((n for n in succ if n not in seen), None)
+            if nxt is None:
+                stack.pop()
+                order.append(node)
+            else:
+                seen.add(nxt)
+                stack.append((nxt, iter(sorted(graph[nxt]))))
+    groups: list[list[str]] = []
+    done: set[str] = set()
+    for start in reversed(order):
+        if start in done:
+            continue
+        group, todo = [], [start]
+        done.add(start)
+        while todo:
+            node = todo.pop()
+            group.append(node)
+            for prev in reverse[node] - done:
+                done.add(prev)
+                todo.append(prev)
+        if len(group) > 1:
+            groups.append(sorted(group))
+    return sorted(groups)
+
+
+def superseded(edges: Iterable[tuple[str, str]]) -> set[str]:
+    """The ids the SUPERSEDES edges ``(src, dst)`` between memories make *superseded* (hidden from
+    search and context): the target of every edge except a self-edge and an edge on a ring
+    (`supersession_cycles`: its target also supersedes its source, directly or through others).
+    A ring written by hand (A supersedes B, B supersedes A) would otherwise hide all its members
+    with nothing left in force; `ccmemory check` reports rings and self-edges as errors. Both
+    backends' queries implement exactly this rule (the conformance suite compares them)."""
+    pairs = list(edges)
+    ring = {m: i for i, group in enumerate(supersession_cycles(pairs)) for m in group}
+    return {d for s, d in pairs if s != d and (s not in ring or ring.get(d) != ring[s])}
+
+
 @dataclass(frozen=True)
 class RefLookup:
     """How `Index.resolve` looks a reference up: an exact id or path, else an id prefix."""

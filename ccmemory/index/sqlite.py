@@ -30,7 +30,7 @@ from ccmemory.index.base import (
     stats_summary,
 )
 from ccmemory.index.cosine import exact_scores
-from ccmemory.index.derive import PREFIX_LIMIT, derive, payload, ref_lookup
+from ccmemory.index.derive import PREFIX_LIMIT, derive, payload, ref_lookup, superseded
 from ccmemory.index.query import fts_match_groups, fts_match_terms
 from ccmemory.index.sqlite_ref import ReferenceTables
 from ccmemory.index.sqlitetx import immediate
@@ -119,9 +119,21 @@ def _with_state_token(db: sqlite3.Connection, fn: Callable[[sqlite3.Connection],
     return out
 
 
+#: m reaches s along SUPERSEDES edges (so the edge s -> m lies on a ring): see `derive.superseded`.
+#: The walk starts only from a memory that supersedes something (most rows stop at the first probe).
+_REACHES_BACK = (
+    "SELECT 1 FROM relations r1 WHERE r1.project = m.project AND r1.src = m.id AND r1.type = 'SUPERSEDES'"
+    " AND EXISTS (WITH RECURSIVE up(id) AS (SELECT r1.dst UNION SELECT r2.dst FROM up JOIN relations r2"
+    " ON r2.project = m.project AND r2.src = up.id AND r2.type = 'SUPERSEDES')"
+    " SELECT 1 FROM up WHERE up.id = s.id)"
+)
+
+
 def _superseded_sql(viewer: str | None) -> tuple[str, list[Any]]:
-    """EXISTS(a memory visible to `viewer` supersedes m). Forced onto the dst index: the planner
-    otherwise scans every relation of the project for each candidate row."""
+    """EXISTS(a memory visible to `viewer` supersedes m, by an edge on no ring: m does not reach
+    it back along SUPERSEDES edges; the rule of `derive.superseded`). Forced onto the dst index:
+    the planner otherwise scans every relation of the project for each candidate row. The walk
+    back runs only for a row something supersedes, along that row's own (short) chain."""
     vis = ""
     params: list[Any] = []
     if viewer is not None:
@@ -130,7 +142,7 @@ def _superseded_sql(viewer: str | None) -> tuple[str, list[Any]]:
     sql = (
         "EXISTS (SELECT 1 FROM relations r INDEXED BY relations_dst JOIN memories s ON"
         " s.project = r.project AND s.id = r.src WHERE r.project = m.project AND r.dst = m.id"
-        f" AND r.type = 'SUPERSEDES' AND s.id != m.id{vis})"
+        f" AND r.type = 'SUPERSEDES' AND s.id != m.id{vis} AND NOT EXISTS ({_REACHES_BACK}))"
     )
     return sql, params
 
@@ -1196,14 +1208,13 @@ class SQLiteIndex(ReferenceTables):
         import numpy as np
 
         if entry[3] is None:
-            banned = {
-                r[0]
-                for r in self.db.execute(
-                    "SELECT DISTINCT r.dst FROM relations r JOIN memories s ON s.project = r.project"
+            banned = superseded(
+                self.db.execute(
+                    "SELECT r.src, r.dst FROM relations r JOIN memories s ON s.project = r.project"
                     " AND s.id = r.src WHERE r.project = ? AND r.type = 'SUPERSEDES' AND r.src != r.dst",
                     (project,),
                 )
-            }
+            )
             ids = entry[1]
             entry[3] = np.fromiter((i not in banned for i in ids), dtype=bool, count=len(ids))
         return entry[3]

@@ -33,6 +33,7 @@ from ccmemory.app.draft import DraftError, build_memory
 from ccmemory.core.ids import stable_ulid
 from ccmemory.core.model import TYPES, Memory, Relation
 from ccmemory.core.redact import redact
+from ccmemory.core.repopath import repo_paths
 from ccmemory.features.capture import polarity, rules
 from ccmemory.features.capture.providers.base import Completion, ProviderError
 from ccmemory.features.capture.providers.choose import Choice
@@ -228,7 +229,7 @@ def to_memory(cand: dict[str, Any], ctx: Context, mid: str, extractor: str) -> M
             title,
             body=body,
             topics=_str_list(cand.get("topics"), 8),
-            files=_str_list(cand.get("files"), 20),
+            files=repo_paths(_str_list(cand.get("files"), 20), ctx.root)[0],  # outside: dropped
             confidence=confidence,
             session=ctx.session,
             source=source,

@@ -21,6 +21,12 @@ def still_memories(rows: list[Any]) -> list[Any]:
     return [r for r in rows if r["type"] is not None]
 
 
+def reaches_back(m: str) -> str:
+    """The superseding memory `sx` is not reached back from `m` along SUPERSEDES edges (the edge
+    lies on no ring): the rule of `ccmemory.index.derive.superseded`, as the SQLite index has it."""
+    return f"NOT EXISTS {{ ({m})-[:SUPERSEDES*]->(sx) }}"
+
+
 def where_clause(f: Filters, var: str = "m") -> tuple[str, dict[str, Any]]:
     """A WHERE clause over the Memory node `var` (already matched by project) and its params.
 
@@ -61,6 +67,7 @@ def where_clause(f: Filters, var: str = "m") -> tuple[str, dict[str, Any]]:
         f" AND (NOT $f_use_files OR EXISTS {{ ({m})-[:TOUCHES]->(fx:File) WHERE fx.path IN $f_exact"
         " OR any(pre IN $f_prefixes WHERE pre <> '\u0000' AND fx.path STARTS WITH pre) })"
         f" AND ($f_sup OR NOT EXISTS {{ (sx:Memory)-[:SUPERSEDES]->({m}) WHERE sx.id <> {m}.id"
-        " AND (NOT $f_use_viewer OR sx.status = 'curated' OR sx.author = $f_viewer) })"
+        " AND (NOT $f_use_viewer OR sx.status = 'curated' OR sx.author = $f_viewer)"
+        f" AND {reaches_back(m)} }})"
     )
     return clause, params

@@ -9,7 +9,7 @@ from typing import Any
 from ccmemory.index.base import MAX_SHARED, Edge, FileProblem, Filters, IndexedMemory, stats_summary
 from ccmemory.index.derive import PREFIX_LIMIT, ref_lookup
 from ccmemory.index.neo4j.connection import Connection, wrap_errors
-from ccmemory.index.neo4j.filters import memory_of, still_memories, where_clause
+from ccmemory.index.neo4j.filters import memory_of, reaches_back, still_memories, where_clause
 from ccmemory.index.neo4j.queries import RETURN_MEMORY
 from ccmemory.index.neo4j.schema import FULLTEXT_INDEX, REL_PATTERN
 from ccmemory.index.query import lucene_match_groups, lucene_match_terms
@@ -243,7 +243,8 @@ class MemoryReads(Connection):
         rows = self._read(
             f"MATCH (m:Memory {{project: $p}}) WHERE {where} AND "
             "EXISTS { (sx:Memory)-[:SUPERSEDES]->(m) WHERE sx.id <> m.id "
-            "AND (NOT $f_use_viewer OR sx.status = 'curated' OR sx.author = $f_viewer) } "
+            "AND (NOT $f_use_viewer OR sx.status = 'curated' OR sx.author = $f_viewer) "
+            f"AND {reaches_back('m')} }} "
             "RETURN m.id AS id",
             p=f.project,
             **params,

@@ -124,7 +124,15 @@ def _parse_field(values: tuple[str, ...]) -> dict[str, Any]:
 @click.argument("title")
 @click.option("--body", "-b", help="The memory's text (markdown). '-' reads it from stdin.")
 @click.option("--topic", "-t", "topics", multiple=True, help="A topic (repeatable).")
-@click.option("--file", "-f", "files", multiple=True, help="A code path it concerns (repeatable).")
+@click.option(
+    "--file",
+    "-f",
+    "files",
+    multiple=True,
+    help="A code path it concerns (repeatable): relative to the current folder or absolute, stored "
+    "relative to the repository root; a glob (src/**/*.tsx, relative to the root) or a folder "
+    "(infra/) is kept as one. A path outside the repository is refused.",
+)
 @click.option("--supersedes", "-s", multiple=True, help="Id of a memory this one replaces (repeatable).")
 @click.option(
     "--relation",
@@ -215,6 +223,7 @@ def new(
                 body=body,
                 topics=topics,
                 files=files,
+                cwd=Path.cwd(),  # a relative --file is relative to where the command runs
                 relations=rels,
                 supersedes=supersedes,
                 confidence=confidence,
