@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/recall_bench.py quality --set recall-harbor --split T
     .venv/bin/python bench/recall_bench.py quality --set recall-wren --split H   # tuning since 2026-11-26
-    .venv/bin/python bench/recall_bench.py quality --set recall-eland --split H --heldout   # the lead, once
+    .venv/bin/python bench/recall_bench.py quality --set recall-fossa --split H --heldout   # the lead, once
     .venv/bin/python bench/recall_bench.py latency --sizes 1000 10000
 
 ``quality`` builds a real repository from a labelled dev set (``bench/memories/<set>/``: memory
@@ -19,7 +19,7 @@ the same selection, budget and rendering as the hooks; each event as a fresh ses
 Both ways a hook can rank: ``text`` (the hook alone: full text over the local index) and
 ``hybrid`` (a warm process with the embedder, as when the MCP server runs). Held-out data
 (``recall_rank.held_out``: the set ``blind``, and split H of any recall set not yet listed as
-tuning data in ``recall_rank.TUNING_WHOLE``: ``recall-eland``, or a new set) is refused unless
+tuning data in ``recall_rank.TUNING_WHOLE``: ``recall-fossa``, or a new set) is refused unless
 ``--heldout`` is given (run it once, after the recipe is fixed).
 
 ``latency`` times the real hooks (``plugin/scripts/hook.sh UserPromptSubmit`` / ``PreToolUse``,
