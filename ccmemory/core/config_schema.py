@@ -179,13 +179,20 @@ def validate(raw: dict[str, Any], text: str | None = None) -> list[ConfigProblem
     lines = lines_of(text) if text else {}
     out: list[ConfigProblem] = []
     _walk(raw, SCHEMA, "", lines, out)
-    if text:
-        from ccmemory.core.yamlio import duplicate_keys
+    return out
 
-        for dotted, line, ignored in duplicate_keys(text):
-            msg = f"written twice: the one on line {ignored} is ignored (YAML keeps the last)"
-            out.append(ConfigProblem(dotted, line, msg, duplicate=True))
-    return sorted(out, key=lambda p: p.line)
+
+def twice_written(duplicates: list[tuple[str, int, int]]) -> list[ConfigProblem]:
+    """Warnings for keys written twice (``core.yamlio.duplicate_keys`` of the file's text)."""
+    return [
+        ConfigProblem(
+            dotted,
+            line,
+            f"written twice: the one on line {was} is ignored (YAML keeps the last)",
+            duplicate=True,
+        )
+        for dotted, line, was in duplicates
+    ]
 
 
 def _walk(data: Any, schema: Section, prefix: str, lines: dict[str, int], out: list[ConfigProblem]) -> None:
