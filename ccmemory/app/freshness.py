@@ -22,6 +22,10 @@ if TYPE_CHECKING:
     from ccmemory.app.service import Service
 
 
+#: `moved`'s answer for an index no reindex has finished here yet (a new clone or worktree)
+NOT_BUILT = "the index was not built yet"
+
+
 def moved(svc: Service) -> str | None:
     """Why the index is behind git ("HEAD moved", "main moved"), or None (or when unknown)."""
     from ccmemory.app.gitdelta import State
@@ -36,7 +40,7 @@ def moved(svc: Service) -> str | None:
         # never built here (a new worktree: its post-checkout reindex may be running, and a read
         # answered from the half-built index with nothing); else an older index or a reindex cut
         # short: nothing to compare with
-        return "the index was not built yet" if svc.never_built() else None
+        return NOT_BUILT if svc.never_built() else None
     if not before.settled:  # git rewrote files while the last reindex read them
         return "the working tree changed"
     root = svc.vault.root

@@ -167,7 +167,10 @@ PROJECT = Text(
     "CCMEMORY_PROJECT",
     "Project name in a shared index; overrides `project:` in config.yaml.",
     group=INDEX,
-    default="config.yaml `project:`, else the repository folder's name",
+    default=(
+        "config.yaml `project:`, else the repository folder's name"
+        " (for a linked worktree, the main checkout's)"
+    ),
 )
 USER_ID = Text(
     "CCMEMORY_USER_ID",

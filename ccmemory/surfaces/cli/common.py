@@ -51,7 +51,7 @@ CATCH_UP_WAIT = 10.0
 
 
 def _catch_up(svc: Any) -> None:
-    from ccmemory.app.freshness import moved
+    from ccmemory.app.freshness import NOT_BUILT, moved
 
     why = moved(svc)
     if why is None:
@@ -64,7 +64,10 @@ def _catch_up(svc: Any) -> None:
         )
         return
     changed = report.added + report.updated + report.removed + report.status_changed
-    if changed:
+    if why == NOT_BUILT:  # nothing added: the reindex it waited for built it
+        if report.added:
+            notice(f"the index held none of this project's memories: built it from {report.added} files")
+    elif changed:
         notice(f"index brought up to date first ({why} since the last reindex: {changed} change(s))")
 
 
