@@ -123,6 +123,10 @@ def test_mcp_record_stores_repository_paths(tmp_path: Path, run_cli: RunCli) -> 
         )
         assert err["code"] == "invalid_argument" and "'/etc/hosts'" in err["message"]
         assert _memory_files(repo) == before
+        # a files filter given as Claude's tools give paths (absolute) finds it, as the relative one does
+        for given in (str(repo / "src" / "parser.py"), "src/parser.py"):
+            found = client.call("search", {"query": "parser BOM", "files": [given]})
+            assert [r["id"] for r in found["results"]] == [out["id"]], (given, found)
     recalled = run_cli(repo, "recall", "--file", "src/parser.py").stdout
     assert "The parser chokes on BOMs" in recalled
 

@@ -161,6 +161,19 @@ def resolve_one(svc: Service, ref_: str, what: str = "memory") -> IndexedMemory:
         raise ToolFailure(exc.code, exc.message, exc.hint) from None
 
 
+def repo_files(svc: Service, files: Sequence[str]) -> list[str]:
+    """File filters as the index stores `files:` entries: repository-relative (Claude's tool
+    inputs are absolute paths; `core.repopath`). One outside the repository stays as given: it
+    matches nothing, as before."""
+    from ccmemory.core.repopath import repo_path
+
+    out = []
+    for f in files:
+        rel = repo_path(f, svc.vault.root) if f.strip() else None
+        out.append(rel if rel else f)
+    return out
+
+
 def tool_filters(
     svc: Service,
     *,
@@ -179,7 +192,7 @@ def tool_filters(
         types=list(types) if types else None,
         status=status,
         topics=list(topics) if topics else None,
-        files=list(files) if files else None,
+        files=repo_files(svc, files) if files else None,
         since=parse_when(since, "since"),
         until=parse_when(until, "until"),
         include_superseded=include_superseded,

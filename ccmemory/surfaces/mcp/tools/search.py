@@ -33,6 +33,7 @@ from ccmemory.surfaces.mcp.common import (
     page,
     parse_when,
     ref,
+    repo_files,
     resolve_one,
     telemetry_event,
     tool_filters,
@@ -379,6 +380,7 @@ def _context_seeds(
             if not h.weak:  # a nearest-but-far neighbour is no reason to read a memory first
                 add(h.memory, "matches the task", 1.0 + h.score)
     if current_file:
+        (current_file,) = repo_files(svc, [current_file])
         for m in svc.view.query(svc.filters(files=[current_file]), limit=limit):
             add(m, f"about {current_file}", 1.0)
         folder = current_file.rsplit("/", 1)[0] + "/" if "/" in current_file else None
