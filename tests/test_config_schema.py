@@ -97,10 +97,8 @@ def test_a_key_written_twice_is_a_warning_and_lines_point_at_the_one_kept() -> N
     """YAML keeps the last of a key written twice, silently: appending a `recall:` block below the
     one `init` wrote replaced it, and its problem was reported at the first block's line."""
     text = "recall:\n  budget_tokens: 300\n  prompts: true\ncontext:\n  budget_tokens: 600\nrecall:\n  budget_tokens: -1\n"
-    from ccmemory.core.config import text_problems
-
-    got = {(p.key, p.line, p.level) for p in text_problems(yaml.safe_load(text), text)}
+    got = {(p.key, p.line, p.level) for p in validate(yaml.safe_load(text), text)}
     assert ("recall.budget_tokens", 7, "error") in got
     assert ("recall", 6, "warning") in got
-    (twice,) = [p for p in text_problems(yaml.safe_load(text), text) if p.key == "recall"]
+    (twice,) = [p for p in validate(yaml.safe_load(text), text) if p.key == "recall"]
     assert "line 1 is ignored" in twice.message

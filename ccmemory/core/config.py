@@ -239,6 +239,7 @@ def _parsed_put(vault_dir: Path, text_id: list[object], data: dict[str, Any]) ->
 def config_problems(root: Path) -> list[ConfigProblem]:
     """Every problem of `.ccmemory/config.yaml` against the schema (core/config_schema.py), with
     line numbers; [] when there is no file. Raises ConfigError when the file cannot be read."""
+    from ccmemory.core.config_schema import validate
     from ccmemory.core.walk import read_regular
 
     path = root / ".ccmemory" / CONFIG_FILE
@@ -246,15 +247,7 @@ def config_problems(root: Path) -> list[ConfigProblem]:
         return []
     raw = read_config_file(root / ".ccmemory")
     text = read_regular(path, 256 * 1024).decode("utf-8", "replace")
-    return text_problems(raw, text)
-
-
-def text_problems(raw: dict[str, Any], text: str) -> list[ConfigProblem]:
-    """The schema's problems of the parsed `raw` and the keys `text` writes twice, by line."""
-    from ccmemory.core.config_schema import twice_written, validate
-    from ccmemory.core.yamlio import duplicate_keys
-
-    return sorted([*validate(raw, text), *twice_written(duplicate_keys(text))], key=lambda p: p.line)
+    return validate(raw, text)
 
 
 def load_config(root: Path, *, env: dict[str, str] | None = None) -> Config:

@@ -176,23 +176,17 @@ SCHEMA: Section = {
 
 def validate(raw: dict[str, Any], text: str | None = None) -> list[ConfigProblem]:
     """Every problem in the parsed file `raw` (`text`, the file's text, gives line numbers)."""
-    lines = lines_of(text) if text else {}
+    from ccmemory.core.yamlkeys import duplicate_keys, key_lines
+
+    keys = key_lines(text) if text else []
+    lines = {key: line for key, line, _ in keys}  # written twice: the last, whose value YAML keeps
     out: list[ConfigProblem] = []
     _walk(raw, SCHEMA, "", lines, out)
-    return out
-
-
-def twice_written(duplicates: list[tuple[str, int, int]]) -> list[ConfigProblem]:
-    """Warnings for keys written twice (``core.yamlio.duplicate_keys`` of the file's text)."""
-    return [
-        ConfigProblem(
-            dotted,
-            line,
-            f"written twice: the one on line {was} is ignored (YAML keeps the last)",
-            duplicate=True,
-        )
-        for dotted, line, was in duplicates
+    why = "written twice: the one on line {} is ignored (YAML keeps the last)"
+    out += [
+        ConfigProblem(key, line, why.format(was), duplicate=True) for key, line, was in duplicate_keys(keys)
     ]
+    return sorted(out, key=lambda p: p.line)
 
 
 def _walk(data: Any, schema: Section, prefix: str, lines: dict[str, int], out: list[ConfigProblem]) -> None:
@@ -215,29 +209,3 @@ def _walk(data: Any, schema: Section, prefix: str, lines: dict[str, int], out: l
                 _walk(value, rule, dotted + ".", lines, out)
         elif value is not None and (msg := rule.problem(value)):
             out.append(ConfigProblem(dotted, line, msg))
-
-
-def lines_of(text: str) -> dict[str, int]:
-    """Dotted key -> 1-based line of each mapping key in the YAML `text` ({} if it does not parse);
-    of the last one for a key written twice, whose value YAML keeps.
-
-    `compose` builds the node tree without constructing values (no alias expansion)."""
-    import yaml
-
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError:
-        return {}
-    out: dict[str, int] = {}
-
-    def visit(n: Any, prefix: str) -> None:
-        if not isinstance(n, yaml.MappingNode):
-            return
-        for k, v in n.value:
-            if isinstance(k, yaml.ScalarNode):
-                dotted = f"{prefix}{k.value}"
-                out[dotted] = k.start_mark.line + 1  # a key written twice: the last one counts
-                visit(v, dotted + ".")
-
-    visit(node, "")
-    return out

@@ -296,11 +296,11 @@ def twice_written(text: str) -> list[tuple[int, Problem]]:
     keys = _TOP_KEY_RE.findall(m.group(1))
     if len(keys) == len(set(keys)):
         return []
-    from ccmemory.core.yamlio import duplicate_keys
+    from ccmemory.core.yamlkeys import duplicate_keys, key_lines
 
     return [
         (line + 1, Problem("warning", key, f"'{key}' written twice: the one on line {was + 1} is ignored"))
-        for key, line, was in duplicate_keys(m.group(1))
+        for key, line, was in duplicate_keys(key_lines(m.group(1)))
     ]
 
 

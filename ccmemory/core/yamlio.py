@@ -132,30 +132,3 @@ def load_yaml(src: str) -> Any:
     """`yaml.load` with the safe loader, after `_prescan` bounded depth, aliases and size."""
     _prescan(src)
     return yaml.load(src, Loader=_Loader)
-
-
-def duplicate_keys(src: str) -> list[tuple[str, int, int]]:
-    """Mapping keys written twice in the YAML ``src`` (YAML keeps the last silently): (dotted key,
-    1-based line of the one that wins, line of the one ignored), nested mappings included. []
-    when ``src`` does not parse. Call it on text `load_yaml` accepted (bounded)."""
-    try:
-        node = yaml.compose(src, Loader=_Loader)
-    except yaml.YAMLError:
-        return []
-    out: list[tuple[str, int, int]] = []
-
-    def visit(n: Any, prefix: str) -> None:
-        if not isinstance(n, yaml.MappingNode):
-            return
-        seen: dict[str, int] = {}
-        for k, v in n.value:
-            if isinstance(k, yaml.ScalarNode):
-                dotted = f"{prefix}{k.value}"
-                line = k.start_mark.line + 1
-                if dotted in seen:
-                    out.append((dotted, line, seen[dotted]))
-                seen[dotted] = line
-                visit(v, dotted + ".")
-
-    visit(node, "")
-    return out
