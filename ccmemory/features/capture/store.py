@@ -192,29 +192,25 @@ _HEADINGS = {
 
 
 def in_force(memories: list[Existing]) -> list[Existing]:
-    """The memories no other one supersedes (by id, or by a path target such as
-    ``decisions/use-postgres.md``), as the index would serve them: the digest without an index
-    must not list a replaced memory beside its replacement."""
-    ids: set[str] = set()
-    paths: set[str] = set()
-    for e in memories:
-        for t in e.supersedes:
-            t = t.strip()
-            if t.lower().endswith(".md"):
-                t = t.replace("\\", "/")
-                while t.startswith("./"):
-                    t = t[2:]
-                paths.add("/" + t.lstrip("/"))
-            elif t:
-                ids.add(t.upper())
+    """The memories no other one supersedes, as the index would serve them: the digest without an
+    index must not list a replaced memory beside its replacement. A target is an id or a path
+    (``decisions/use-postgres.md``); which edges hide their target is the index's own rule
+    (`ccmemory.index.derive.superseded`: not a self-edge, not an edge on a ring)."""
+    from ccmemory.index.derive import superseded
 
-    def replaced(e: Existing) -> bool:
-        if e.id.upper() in ids:
-            return True
-        where = e.path.as_posix()
-        return any(where.endswith(p) for p in paths)
+    ids = {e.id.upper(): e.id for e in memories}
 
-    return [e for e in memories if not replaced(e)]
+    def target(t: str) -> str | None:
+        t = t.strip().replace("\\", "/")
+        if not t.lower().endswith(".md"):
+            return ids.get(t.upper())
+        while t.startswith("./"):
+            t = t[2:]
+        suffix = "/" + t.lstrip("/")
+        return next((e.id for e in memories if e.path.as_posix().endswith(suffix)), None)
+
+    hidden = superseded((e.id, dst) for e in memories for t in e.supersedes if (dst := target(t)))
+    return [e for e in memories if e.id not in hidden]
 
 
 def fallback_context(memories: list[Existing], budget_tokens: int) -> tuple[str, list[str]]:
