@@ -10,8 +10,8 @@ ms); when they differ the command reindexes first (incremental: it asks git what
 Not covered: working-tree changes that move no commit (`git stash pop`, an editor saving a memory
 file): `ccmemory watch` and the next hook or `reindex` see those. Except for the files the index
 left out as invalid: a change to one of those (`git merge --abort` after a conflict in a memory
-file, a hand fix) is caught by comparing their content with the index's record (a handful of files, usually
-none).
+file, a hand fix) is caught by comparing their content with the index's record (a handful of
+files, usually none).
 """
 
 from __future__ import annotations

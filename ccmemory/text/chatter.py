@@ -9,6 +9,7 @@ steers the session ("run the tests again"). Used by
 
 from __future__ import annotations
 
+import functools
 import re
 
 from ccmemory.text.analyzer import words
@@ -124,22 +125,18 @@ _PROJECT_STATE = re.compile(
     re.IGNORECASE,
 )
 _SUBJECT_WORDS = 5
-_stack_names: frozenset[str] | None = None
 
 
+@functools.cache
 def _names() -> frozenset[str]:
-    global _stack_names
-    if _stack_names is None:
-        from pathlib import Path
+    """The product names, read once (only when a prompt has the lead)."""
+    from pathlib import Path
 
-        try:
-            text = (Path(__file__).resolve().parents[1] / "data" / "stack-names.txt").read_text("utf-8")
-        except OSError:  # a broken install: the rule is off, recall goes on
-            text = ""
-        _stack_names = frozenset(
-            w for line in text.splitlines() if not line.startswith("#") for w in line.split()
-        )
-    return _stack_names
+    try:
+        text = (Path(__file__).resolve().parents[1] / "data" / "stack-names.txt").read_text("utf-8")
+    except OSError:  # a broken install: the rule is off, recall goes on
+        text = ""
+    return frozenset(w for line in text.splitlines() if not line.startswith("#") for w in line.split())
 
 
 def asks_how_a_product_works(text: str) -> bool:
