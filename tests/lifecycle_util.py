@@ -45,6 +45,24 @@ def commit_all(root: Path, message: str) -> str:
     return git(root, "rev-parse", "HEAD").strip()
 
 
+def conflicted_memory(root: Path, title: str, ours: str, theirs: str) -> tuple[str, str]:
+    """A memory committed on main, its title edited one way on a branch `other` and another way
+    on main (`title` replaced by `theirs` / `ours`), then `git merge other` left in conflict:
+    (id, path). The file holds the conflict markers."""
+    mid, rel = add_memory(root, title)
+    commit_all(root, "base")
+    path = root / rel
+    git(root, "checkout", "-q", "-b", "other")
+    path.write_text(path.read_text().replace(title, theirs))
+    commit_all(root, "other edit")
+    git(root, "checkout", "-q", "main")
+    path.write_text(path.read_text().replace(title, ours))
+    commit_all(root, "main edit")
+    proc = subprocess.run(["git", "merge", "-q", "other"], cwd=root, capture_output=True, text=True)
+    assert proc.returncode != 0 and "<<<<<<<" in path.read_text()
+    return mid, rel
+
+
 def search(root: Path, query: str, *extra: str) -> dict[str, dict[str, Any]]:
     """id -> result for `ccmemory search QUERY --json --mode text` (full-text: deterministic)."""
     out = cli(root, "search", query, "--json", "--mode", "text", "--limit", "50", *extra).stdout

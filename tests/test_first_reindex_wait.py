@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 from tests.conftest import git
-from tests.lifecycle_util import add_memory, commit_all, search
+from tests.lifecycle_util import add_memory, commit_all, conflicted_memory, search
 
 _HALF_BUILT = """
 import sqlite3, sys, time
@@ -34,7 +34,6 @@ def test_a_read_during_a_new_worktrees_first_reindex_waits_for_it(repo: Path, tm
     """`git worktree add` starts the first reindex of the new worktree in the background; a
     search (or SessionStart) that came while it ran answered from the half-built index: nothing,
     exit 0, no notice. It waits for that reindex now (up to CATCH_UP_WAIT / SESSION_START_WAIT)."""
-    import subprocess
     import sys
     import time
 
@@ -94,17 +93,12 @@ def test_a_merge_abort_after_a_conflicted_memory_file_needs_no_manual_reindex(re
     """A merge conflict in a memory file leaves it invalid (conflict markers) and out of the index;
     `git merge --abort` puts the file back but runs no hook and moves no commit, so every read
     said the file was invalid until a hand-run `reindex`. A read now sees the invalid file changed."""
-    mid, rel = add_memory(repo, "Decision about the echidna diet")
-    commit_all(repo, "one")
-    path = repo / rel
-    git(repo, "checkout", "-q", "-b", "other")
-    path.write_text(path.read_text().replace("echidna diet", "echidna diet, ants"))
-    commit_all(repo, "other")
-    git(repo, "checkout", "-q", "main")
-    path.write_text(path.read_text().replace("echidna diet", "echidna diet, termites"))
-    commit_all(repo, "main")
-    proc = subprocess.run(["git", "merge", "-q", "other"], cwd=repo, capture_output=True, text=True)
-    assert proc.returncode != 0 and "<<<<<<<" in path.read_text()
+    mid, _ = conflicted_memory(
+        repo,
+        "Decision about the echidna diet",
+        ours="Decision about the echidna diet, termites",
+        theirs="Decision about the echidna diet, ants",
+    )
     assert mid not in search(repo, "echidna")  # the conflicted file is left out
     git(repo, "merge", "--abort")
     found = search(repo, "echidna")

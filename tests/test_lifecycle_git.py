@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 from tests.conftest import git, init_git
-from tests.lifecycle_util import add_memory, cli, commit_all, reindex, search
+from tests.lifecycle_util import add_memory, cli, commit_all, conflicted_memory, reindex, search
 
 
 def _base(repo: Path) -> str:
@@ -219,17 +219,10 @@ def test_two_clones_capture_the_same_title_and_merge_cleanly(tmp_path: Path, rep
 
 
 def test_conflict_markers_are_reported_and_never_half_parsed(repo: Path) -> None:
-    mid, rel = add_memory(repo, "Conflicted bandicoot decision")
-    commit_all(repo, "base")
+    mid, rel = conflicted_memory(
+        repo, "Conflicted bandicoot decision", ours="Main side bandicoot", theirs="Other side bandicoot"
+    )
     path = repo / rel
-    git(repo, "checkout", "-q", "-b", "other")
-    path.write_text(path.read_text().replace("Conflicted bandicoot decision", "Other side bandicoot"))
-    commit_all(repo, "other edit")
-    git(repo, "checkout", "-q", "main")
-    path.write_text(path.read_text().replace("Conflicted bandicoot decision", "Main side bandicoot"))
-    commit_all(repo, "main edit")
-    proc = subprocess.run(["git", "merge", "other"], cwd=repo, capture_output=True, text=True)
-    assert proc.returncode != 0 and "<<<<<<<" in path.read_text()
     out = cli(repo, "reindex", "--no-embed", "--json", check=False)
     errors = json.loads(out.stdout)["errors"]
     assert out.returncode == 1 and any(e["path"] == rel and "conflict" in e["reason"] for e in errors)

@@ -48,6 +48,17 @@ def _from_sqlite(idx: SQLiteIndex) -> tuple[list[str], np.ndarray]:
     )
 
 
+def _filled(path: Path, *, seed: int, n: int) -> tuple[SQLiteIndex, np.random.Generator]:
+    """An index at `path` with `n` records of project p, every one with a vector; and the random
+    generator that made them (for queries)."""
+    nrng = np.random.default_rng(seed)
+    idx = SQLiteIndex(path)
+    recs, status = _records(random.Random(seed), n, 1)
+    idx.apply("p", recs, [], lambda p: status[p])
+    _fill(idx, nrng)
+    return idx, nrng
+
+
 def _check(path: Path, queries: np.ndarray, *, from_file: bool | None) -> SQLiteIndex:
     """A new connection (a cold process): its matrix, vector search and missing vectors are
     SQLite's; ``from_file`` says whether it must (or must not) have used the file."""
@@ -135,12 +146,8 @@ def test_the_matrix_file_gives_sqlites_answers_and_goes_stale_with_any_write(tmp
 
 @pytest.mark.parametrize("damage", ["flip", "truncate", "extend", "garbage", "empty", "other_token"])
 def test_a_damaged_or_foreign_matrix_file_is_ignored(tmp_path: Path, damage: str) -> None:
-    nrng = np.random.default_rng(3)
     path = tmp_path / "index.db"
-    idx = SQLiteIndex(path)
-    recs, status = _records(random.Random(3), 40, 1)
-    idx.apply("p", recs, [], lambda p: status[p])
-    _fill(idx, nrng)
+    idx, nrng = _filled(path, seed=3, n=40)
     idx.close()
     queries = nrng.normal(size=(2, DIM)).astype(np.float32)
     _check(path, queries, from_file=False).close()
@@ -277,18 +284,13 @@ def test_a_full_rebuild_builds_without_the_triggers_and_swaps_in_with_them_and_a
 def test_a_settled_file_that_passed_its_checksum_is_not_summed_again_until_it_changes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The CRC of every read cost ~60 ms of a cold search at 100k: a reader records the stat of a
+    """The CRC of every read cost ~40 ms of a cold search at 100k: a reader records the stat of a
     file it found whole, and the next reader of the same stat skips the sum. A change made after
     the record (even one that keeps the size) moves the stat, so the sum runs and catches it."""
     import time
     import zlib
 
-    nrng = np.random.default_rng(11)
-    path = tmp_path / "index.db"
-    idx = SQLiteIndex(path)
-    recs, status = _records(random.Random(11), 30, 1)
-    idx.apply("p", recs, [], lambda p: status[p])
-    _fill(idx, nrng)
+    idx, _ = _filled(tmp_path / "index.db", seed=11, n=30)
     token = idx._state_token()
     assert token is not None
     ids, matrix = _from_sqlite(idx)
