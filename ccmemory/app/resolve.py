@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ccmemory.core.errors import CcmemoryError
-from ccmemory.core.model import Memory, Relation, is_provisional, is_ulid
+from ccmemory.core.model import Memory, is_provisional, is_ulid
 from ccmemory.index.base import FileRecord, Index, IndexedMemory
 
 if TYPE_CHECKING:
@@ -269,11 +269,7 @@ def _with_targets(index: Index, project: str, m: Memory) -> Memory:
     def one(t: str) -> str:
         return t if is_ulid(t) else (_resolve_target(index, project, t) or t)
 
-    return replace(
-        m,
-        supersedes=[one(t) for t in m.supersedes],
-        relations=[Relation(r.type, one(r.target), r.reason) for r in m.relations],
-    )
+    return m.retargeted(one)
 
 
 def with_targets(index: Index, project: str, m: Memory) -> Memory:

@@ -10,7 +10,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
@@ -410,6 +410,19 @@ class Memory:
     @property
     def spec(self) -> TypeSpec:
         return TYPES[self.type]
+
+    def retargeted(self, new: Callable[[str], str | None]) -> Memory:
+        """This memory with each link target `t` (`supersedes` and relations) replaced by `new(t)`:
+        one `new` maps to None is dropped, and each (type, target) is kept once, in order."""
+        from dataclasses import replace
+
+        relations: dict[tuple[str, str], Relation] = {}
+        for r in self.relations:
+            target = new(r.target)
+            if target and (r.type, target) not in relations:
+                relations[(r.type, target)] = Relation(r.type, target, r.reason)
+        supersedes = list(dict.fromkeys(t for t in map(new, self.supersedes) if t))
+        return replace(self, supersedes=supersedes, relations=list(relations.values()))
 
     def all_relations(self) -> list[Relation]:
         """Relations including `supersedes` entries as SUPERSEDES edges (`merge_relations`)."""

@@ -445,25 +445,13 @@ class Vault:
         changes when the file gets its ULID (`check --fix`, the pre-commit hook), so it is never
         stored; the index resolves a path to whatever id the file has (docs/file-format.md). A
         provisional id no file here derives from names nothing and is dropped."""
-        from dataclasses import replace
-
-        from ccmemory.core.model import Relation, is_provisional, provisional_id
+        from ccmemory.core.model import is_provisional, provisional_id
 
         targets = [*memory.supersedes, *(r.target for r in memory.relations)]
         if not any(is_provisional(t) for t in targets):
             return memory
         paths = {provisional_id(e.rel): e.rel for e in self.walk()[0]}
-
-        def stored(target: str) -> str | None:
-            return paths.get(target) if is_provisional(target) else target
-
-        supersedes = [t for t in (stored(s) for s in memory.supersedes) if t]
-        relations: dict[tuple[str, str], Relation] = {}
-        for r in memory.relations:
-            target = stored(r.target)
-            if target and (r.type, target) not in relations:
-                relations[(r.type, target)] = Relation(r.type, target, r.reason)
-        return replace(memory, supersedes=list(dict.fromkeys(supersedes)), relations=list(relations.values()))
+        return memory.retargeted(lambda t: paths.get(t) if is_provisional(t) else t)
 
     def write_new_bytes(self, memory: Memory) -> tuple[Path, bytes]:
         """`write_new`, also returning the bytes written, so the caller can index what it wrote

@@ -19,11 +19,10 @@ vault is skipped (importing twice writes nothing new).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from ccmemory.core.model import Memory, Relation
+from ccmemory.core.model import Memory
 
 if TYPE_CHECKING:
     from ccmemory.core.vault import Vault
@@ -47,15 +46,6 @@ class ImportReport:
         }
 
 
-def _retarget(memory: Memory, new: Callable[[str], str]) -> Memory:
-    """`memory` with each relation target `t` replaced by `new(t)`."""
-    return replace(
-        memory,
-        supersedes=list(dict.fromkeys(new(t) for t in memory.supersedes)),
-        relations=[Relation(r.type, new(r.target), r.reason) for r in memory.relations],
-    )
-
-
 def export(vault: Vault, project: str) -> dict[str, Any]:
     """Every memory file of the vault (invalid files left out: `check` names them), relation
     targets as the ids they name (a target that names no memory here is kept as written)."""
@@ -72,7 +62,7 @@ def export(vault: Vault, project: str) -> dict[str, Any]:
         known[vault.rel(path)] = memory.id
     refs = {t for m in read for t in [*m.supersedes, *(r.target for r in m.relations)]}
     ids = target_ids(refs, known)
-    mems = [_retarget(m, lambda t: ids.get(t, t)).to_dict() for m in read]
+    mems = [m.retargeted(lambda t: ids.get(t, t)).to_dict() for m in read]
     mems.sort(key=lambda d: (str(d["id"]), str(d["type"])))
     return {"format": FORMAT, "version": VERSION, "project": project, "memories": mems}
 
@@ -127,7 +117,7 @@ def _with_real_ids(memories: list[tuple[int, Memory]]) -> list[tuple[int, Memory
             return real.get(provisional_id(path_key(target)), target)
         return target
 
-    return [(n, _retarget(replace(m, id=real.get(m.id, m.id)), new)) for n, m in memories]
+    return [(n, replace(m, id=real.get(m.id, m.id)).retargeted(new)) for n, m in memories]
 
 
 def import_document(vault: Vault, data: Any, *, dry_run: bool = False) -> ImportReport:
